@@ -1,0 +1,61 @@
+SHELL := /bin/bash
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+WORK   := .work
+# console scripts (caveman-mcp, ...) must be on PATH for notebook and pytest subprocesses
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+NBTEST_TIMEOUT ?= 1200
+PYTEST_ARGS    ?=
+
+.PHONY: venv install demo test test-nbs test-py test-fast export clean-nbs check-sync bench eval clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+venv: $(PY)
+
+# The verbose pip log of this install is kept: `make demo` compresses it as a real log payload.
+install: $(PY)
+	@mkdir -p $(WORK)
+	$(PY) -m pip install -v -e ".[dev]" > $(WORK)/pip-install-verbose.log 2>&1 || { tail -40 $(WORK)/pip-install-verbose.log; exit 1; }
+	@echo "installed caveman into $(VENV) (log: $(WORK)/pip-install-verbose.log)"
+
+export:
+	nbdev_export
+
+clean-nbs:
+	nbdev_clean
+
+# Notebook tests first, pytest last so its count line closes the output.
+test-nbs:
+	timeout $(NBTEST_TIMEOUT) nbdev_test --n_workers 2 --do_print --timing
+
+test-py:
+	$(PY) -m pytest -q $(PYTEST_ARGS) tests
+
+test: install
+	$(MAKE) --no-print-directory test-nbs
+	$(MAKE) --no-print-directory test-py
+
+# everything but tests marked slow (for the edit-run loop; CI runs `make test`)
+test-fast:
+	timeout $(NBTEST_TIMEOUT) nbdev_test --n_workers 2
+	$(PY) -m pytest -q -m "not slow" tests
+
+check-sync: install
+	nbdev_export
+	nbdev_clean
+	@if [ -n "$$(git status --porcelain -- caveman nbs settings.ini)" ]; then \
+	  echo "Out of sync: run 'nbdev_export && nbdev_clean' and commit:"; \
+	  git status --porcelain -- caveman nbs settings.ini; exit 1; fi
+	@echo "notebooks and caveman/ are in sync"
+
+demo: install
+	$(PY) demo/run_demo.py --venv $(VENV) --work $(WORK)
+
+bench: install
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) $(WORK) build dist *.egg-info
