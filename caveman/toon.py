@@ -115,15 +115,18 @@ def decode(toon_text: str | bytes, **options) -> str:
     return out
 
 # %% ../nbs/32_toon.ipynb #316979b7
-def same_value(a, b) -> bool:
-    "True when two parsed JSON values are the same JSON value: same types (bool is not a number), numbers equal as decimals, objects with the same keys in the same order."
+def same_value(a, b, ordered: bool = False) -> bool:
+    "True when two parsed JSON values are the same JSON value: same types (bool is not a number), numbers equal as decimals, objects with the same names and values (in the same order if `ordered`)."
     num = (int, float, Decimal)
     if isinstance(a, bool) or isinstance(b, bool): return type(a) is type(b) and a == b
-    if isinstance(a, num) and isinstance(b, num): return Decimal(a if not isinstance(a, float) else repr(a)) == Decimal(b if not isinstance(b, float) else repr(b))
+    if isinstance(a, num) and isinstance(b, num):
+        exact = lambda x: Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
+        return exact(a) == exact(b)
     if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(same_value(a[k], b[k]) for k in a)
+        same_keys = list(a) == list(b) if ordered else a.keys() == b.keys()
+        return same_keys and all(same_value(a[k], b[k], ordered) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(map(same_value, a, b))
+        return len(a) == len(b) and all(same_value(x, y, ordered) for x, y in zip(a, b))
     return type(a) is type(b) and a == b
 
 # %% ../nbs/32_toon.ipynb #0543d149
@@ -183,7 +186,7 @@ def _run_case(case: dict) -> str | None:
     except Exception as e:
         return f'raised {type(e).__name__}: {_clip(str(e))}'
     if t.get('shouldError'): return f'expected an error, got {_clip(got)!r}'
-    ok = got == t['expected'] if cat == 'encode' else same_value(parse_json(got), t['expected'])
+    ok = got == t['expected'] if cat == 'encode' else same_value(parse_json(got), t['expected'], ordered=True)
     return None if ok else f'expected {_clip(_dump_json(t["expected"]) if cat == "decode" else repr(t["expected"]))}, got {_clip(repr(got) if cat == "encode" else got)}'
 
 # %% ../nbs/32_toon.ipynb #28e69da4
