@@ -34,6 +34,7 @@ class NotFound(StoreError, KeyError):
         super().__init__(f'recovery handle not found: {handle}' if handle else 'recovery handle not found')
         self.handle = handle
     __str__ = Exception.__str__  # KeyError would print the message quoted
+    def __reduce__(self): return (NotFound, (self.handle,))  # survives pickling across processes
 
 class BudgetExceeded(StoreError):
     "The put would take the retained bytes past the store's budget, or SQLite's page cap is full; nothing was written (reference §4.4)."

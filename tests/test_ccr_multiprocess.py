@@ -262,3 +262,20 @@ def test_opening_again_in_process_keeps_sqlite_locks(tmp_path):
             assert probe.returncode != 0 and 'locked' in probe.stderr, probe.stderr
         finally: a._conn.execute('ROLLBACK')
     assert _probe_write_lock(path).returncode == 0
+
+
+@pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork()')
+def test_store_refuses_use_after_fork(tmp_path):
+    "A SQLite connection must not cross fork(): the child gets a clear StoreError, the parent's store keeps working."
+    from caveman.ccr import open_store, StoreError
+    with open_store(str(tmp_path / 'ccr.db')) as store:
+        h = store.put(b'before fork')
+        pid = os.fork()
+        if pid == 0:  # child: report through the exit status only
+            try: store.get(h); code = 1
+            except StoreError as e: code = 0 if 'another process' in str(e) else 2
+            except BaseException: code = 3
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert store.get(h) == b'before fork'
