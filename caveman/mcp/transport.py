@@ -28,22 +28,32 @@ class LineTooLong:
     "An inbound line over the cap that was drained unread: `nbytes` is its size in bytes including the newline, if any."
     nbytes: int
 
-_DRAIN_CHUNK = 64 * 1024
+_PIECE = 1 << 20          # largest single read while collecting a line
+_DRAIN_PIECE = 64 << 10   # largest single read while draining an over-long one
+
+def _joined(parts: list, drop_newline: bool) -> bytes:
+    if drop_newline: parts[-1] = parts[-1][:-1]
+    return parts[0] if len(parts) == 1 else b''.join(parts)
 
 def read_lines(stream: BinaryIO, cap: int) -> Iterator['bytes | LineTooLong']:
-    "Yield each line of a binary `stream` (bytes, newline removed) or a `LineTooLong` for a line over `cap` bytes (newline counted), holding at most `cap` bytes of a line; ends only at EOF (reference §7.1)."
+    "Yield each line of a binary `stream` (bytes, newline removed) or a `LineTooLong` for a line over `cap` bytes (newline counted), holding at most `cap` bytes plus one 1 MiB piece of a line; ends only at EOF (reference §7.1)."
     if cap < 1: raise ValueError(f'cap must be at least 1 byte, got {cap}')
     while True:
-        chunk = stream.readline(cap)
-        if not chunk: return                                   # EOF
-        if chunk.endswith(b'\n'): yield chunk[:-1]; continue
-        if len(chunk) < cap: yield chunk; continue             # unterminated last line
+        piece = stream.readline(min(cap, _PIECE))
+        if not piece: return                                   # EOF
+        parts, n = [piece], len(piece)
+        while not piece.endswith(b'\n') and n < cap:
+            piece = stream.readline(min(cap - n, _PIECE))
+            if not piece: break                                # EOF inside the line
+            parts.append(piece); n += len(piece)
+        if piece.endswith(b'\n'): yield _joined(parts, True); continue
+        if n < cap: yield _joined(parts, False); continue      # unterminated last line
         nxt = stream.read(1)
-        if not nxt: yield chunk; continue                      # exactly cap bytes, then EOF
-        del chunk                                              # over-long: never keep it
-        n = cap + 1
+        if not nxt: yield _joined(parts, False); continue      # exactly cap bytes, then EOF
+        del parts, piece                                       # over-long: never keep it
+        n += len(nxt)
         while nxt and not nxt.endswith(b'\n'):
-            nxt = stream.readline(min(cap, _DRAIN_CHUNK))
+            nxt = stream.readline(min(cap, _DRAIN_PIECE))
             n += len(nxt)
         yield LineTooLong(n)
 
