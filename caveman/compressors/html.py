@@ -8,19 +8,22 @@ __all__ = ['REMOVED_TAGS', 'PERMALINK_TEXTS', 'SCORED_BLOCKS', 'CONTAINERS', 'MI
            'render_text', 'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
-from selectolax.lexbor import LexborHTMLParser
+import lxml.html, lxml.etree
 
-REMOVED_TAGS = ['script', 'style', 'noscript', 'svg', 'iframe', 'form', 'button', 'input', 'template', 'nav']
+REMOVED_TAGS = ('script', 'style', 'noscript', 'svg', 'iframe', 'form', 'button', 'input', 'template', 'nav')
 PERMALINK_TEXTS = {'¶', '§', '#'}
 
-def parse_clean(html: str) -> LexborHTMLParser:
-    "Parse `html` (str) with lexbor and remove non-content elements, navigation and permalink anchors (reference §3.12)."
-    tree = LexborHTMLParser(html)
-    tree.strip_tags(REMOVED_TAGS, recursive=True)
-    for node in tree.css('[role=navigation]'): node.decompose()
-    for a in tree.css('a'):
-        if a.text().strip() in PERMALINK_TEXTS: a.decompose()
-    return tree
+def parse_clean(html: bytes):
+    "Parse UTF-8 `html` with lxml and remove non-content elements, navigation and permalink anchors; the `<html>` element, or `None` if unparseable or nested past libxml2's depth limit (reference §3.12)."
+    parser = lxml.html.HTMLParser(encoding='utf-8', remove_comments=True, remove_pis=True)
+    try: doc = lxml.html.document_fromstring(html, parser=parser)
+    except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError): return None
+    if any(e.level_name == 'FATAL' for e in parser.error_log): return None
+    drop = [*doc.iter(*REMOVED_TAGS), *doc.xpath('//*[@role="navigation"]'),
+            *(a for a in doc.iter('a') if a.text_content().strip() in PERMALINK_TEXTS)]
+    for el in drop:
+        if el.getparent() is not None: el.drop_tree()  # keeps the tail text; skips ones already gone
+    return doc
 
 # %% ../../nbs/19_compressors_html.ipynb #d777f0a0
 import re
@@ -31,38 +34,33 @@ MIN_BLOCK_BYTES = 25
 _GOOD = re.compile(r'article|body|content|entry|main|page|post|story|text|blog', re.I)
 _BAD = re.compile(r'comment|nav|sidebar|footer|header|menu|promo|banner|ad-|share|social|related|breadcrumb|cookie|popup|modal|widget', re.I)
 
-def _text_len(node) -> int: return len(' '.join(node.text().split()))
+def _text_len(el) -> int: return len(' '.join(el.text_content().split()))
 
-def _class_bonus(node) -> int:
-    names = ' '.join(filter(None, (node.attributes.get('class'), node.attributes.get('id'))))
+def _class_bonus(el) -> int:
+    names = ' '.join(filter(None, (el.get('class'), el.get('id'))))
     return 25 * (bool(_GOOD.search(names)) - bool(_BAD.search(names)))
 
-def main_content(tree: LexborHTMLParser):
-    "The container node holding the page's main content, or `None` (no candidate, body, or anchor text >= half its text) (reference §3.12)."
-    body = tree.body
+def main_content(doc):
+    "The container element holding the page's main content, or `None` (no `<body>`, no candidate, or anchor text >= half its text) (reference §3.12)."
+    body = doc.find('body')
     if body is None: return None
-    scores = {}  # container mem_id -> score (node objects compare by serialised HTML: slow, so key by id)
-    for block in body.traverse():
-        if block.tag not in SCORED_BLOCKS: continue
-        text = block.text().strip()
+    scores = {}  # container -> score
+    for block in body.iter(*SCORED_BLOCKS):
+        text = block.text_content().strip()
         size = len(text.encode())
         if size < MIN_BLOCK_BYTES: continue
         score = 1 + text.count(',') + min(size // 100, 3)
-        node = block.parent
-        while node is not None and node.tag != 'body':
-            if node.tag in CONTAINERS:
-                key = node.mem_id
-                if key not in scores: scores[key] = _class_bonus(node)
-                scores[key] += score
-            node = node.parent
+        for el in block.iterancestors(*CONTAINERS):
+            if el not in scores: scores[el] = _class_bonus(el)
+            scores[el] += score
     best, best_key, best_stats = None, None, None
-    for node in body.traverse():  # document order: the first wins ties
-        if node.mem_id not in scores: continue
-        total = _text_len(node)
+    for el in body.iter(*CONTAINERS):  # document order: the first wins ties
+        if el not in scores: continue
+        total = _text_len(el)
         if total == 0: continue
-        anchors = sum(_text_len(a) for a in node.css('a'))
-        key = scores[node.mem_id] * (total - anchors) // total
-        if best is None or key > best_key: best, best_key, best_stats = node, key, (total, anchors)
+        anchors = sum(_text_len(a) for a in el.iter('a'))
+        key = scores[el] * (total - anchors) // total
+        if best is None or key > best_key: best, best_key, best_stats = el, key, (total, anchors)
     if best is None or 2 * best_stats[1] >= best_stats[0]: return None
     return best
 
@@ -70,12 +68,12 @@ def main_content(tree: LexborHTMLParser):
 PRUNABLE = {'ul', 'ol', 'dl', 'table', 'div'}
 MIN_LINKS = 5
 
-def is_link_list(node) -> bool:
+def is_link_list(el) -> bool:
     "True for a `ul`/`ol`/`dl`/`table`/`div` with >= 5 links whose link text is >= half its text and no heading or `pre` inside."
-    if node.tag not in PRUNABLE: return False
-    links = node.css('a')
-    if len(links) < MIN_LINKS or node.css_first('h1, h2, h3, h4, h5, h6, pre') is not None: return False
-    return 2 * sum(_text_len(a) for a in links) >= _text_len(node)
+    if el.tag not in PRUNABLE: return False
+    links = list(el.iter('a'))
+    if len(links) < MIN_LINKS or next(el.iter('h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre'), None) is not None: return False
+    return 2 * sum(_text_len(a) for a in links) >= _text_len(el)
 
 # %% ../../nbs/19_compressors_html.ipynb #a9ee23b2
 BLOCK_BREAKS = {  # tag -> 2: blank line around it, 1: own line
@@ -117,21 +115,25 @@ def _fence(code: str) -> list[str]:
     return [ticks, *code.rstrip('\n').split('\n'), ticks]
 
 def render_text(node) -> str:
-    "Text of `node` and its descendants: block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
+    "Text of element `node` and its descendants (not its tail): block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
     out, stack, depth = _Text(), [(node, True)], 0
     while stack:
-        n, entering = stack.pop()
-        tag = n.tag
-        if not entering:  # leaving an element
+        el, entering = stack.pop()
+        tag = el.tag if isinstance(el.tag, str) else ''
+        if not entering:  # leaving an element: its break, then its tail (text after it, inside the parent)
             if tag in ('ul', 'ol'): depth -= 1
             elif tag in ('td', 'th'): out.cell -= 1
             if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
             else: out.soft = True
+            if el is not node and el.tail: out.text(el.tail)
             continue
-        if tag == '-text': out.text(n.text_content or ''); continue
-        if tag.startswith('-'): continue  # comments, doctype
-        if n.mem_id != node.mem_id and is_link_list(n): continue
-        if tag == 'pre': out.verbatim(_fence(n.text())); continue
+        if not tag or (el is not node and is_link_list(el)):  # a comment, or a pruned list: only its tail
+            if el.tail: out.text(el.tail)
+            continue
+        if tag == 'pre':
+            code = el.text_content().replace('\r', '')
+            out.verbatim(_fence(code[1:] if code.startswith('\n') else code))
+            stack.append((el, False)); continue
         if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
         else: out.soft = True
         if tag in HEADINGS: out.prefix = '#' * HEADINGS[tag] + ' '
@@ -140,8 +142,9 @@ def render_text(node) -> str:
         elif tag in ('td', 'th'):
             if out.cur: out.cur.append(' |'); out.space = True
             out.cell += 1
-        stack.append((n, False))
-        stack.extend((c, True) for c in reversed(list(n.iter(include_text=True))))
+        if el.text: out.text(el.text)
+        stack.append((el, False))
+        stack.extend((c, True) for c in reversed(el))
     return out.result()
 
 # %% ../../nbs/19_compressors_html.ipynb #f6d15a0a
@@ -150,10 +153,11 @@ from .base import Compressor
 MIN_TEXT_BYTES = 200
 
 def compress_html(body: bytes, query: str = '') -> bytes | None:
-    "HTML page bytes (UTF-8) -> the main content as UTF-8 text; `None` if not UTF-8, no main content, under 200 bytes or not smaller (reference §3.12)."
-    try: html = body.decode('utf-8')
+    "HTML page bytes (UTF-8) -> the main content as UTF-8 text; `None` if not UTF-8, unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
+    try: body.decode('utf-8')
     except UnicodeDecodeError: return None
-    node = main_content(parse_clean(html))
+    doc = parse_clean(body)
+    node = main_content(doc) if doc is not None else None
     if node is None: return None
     text = render_text(node).encode()
     return text if MIN_TEXT_BYTES <= len(text) < len(body) else None
