@@ -258,3 +258,14 @@ def test_fuzz_never_raises(data):
     for m in MODULES.values():
         res = m.COMPRESSOR(data)
         assert res is None or len(res.output) < len(data)
+
+
+# ---------------------------------------------------------------- CRLF parity on real payloads
+def test_crlf_parity_code_and_diff():
+    "CRLF input gives the LF result with CRLF endings: no bare LF is introduced."
+    src = payload(corpus_path('code_express_response_js.txt'))
+    out = code.compress_code(src.replace(b'\n', b'\r\n'))
+    assert out.count(b'\n') == out.count(b'\r\n') and out.replace(b'\r\n', b'\n') == code.compress_code(src)
+    wide, _ = widen_hunks(corpus_path('diff_requests_git_log_p.diff').read_bytes())
+    out = diff.compress_diff(wide.replace(b'\n', b'\r\n'))
+    assert out.count(b'\n') == out.count(b'\r\n') and out.replace(b'\r\n', b'\n') == diff.compress_diff(wide)
