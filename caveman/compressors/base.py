@@ -4,9 +4,12 @@
 
 # %% auto #0
 __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES', 'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS',
-           'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'Compressed', 'Compressor', 'split_lines',
+           'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'NUM_OPEN', 'NUM_CLOSE', 'MAX_UNIT_FIELDS',
+           'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'split_lines',
            'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'dropped_runs', 'redundancy_profile',
-           'keep_non_redundant', 'credential_name', 'summary_budget', 'summarize_elided']
+           'keep_non_redundant', 'credential_name', 'summary_budget', 'summarize_elided', 'loads_lexical',
+           'dumps_lexical', 'json_bytes', 'json_scalar_text', 'json_number', 'json_fields', 'logfmt_fields',
+           'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -288,3 +291,150 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
             last = next((i for i in range(len(entries) - 1, -1, -1) if entries[i][0] == kind), None)
             if last is not None: del entries[last]; break
     return ''
+
+# %% ../../nbs/10_compressors_base.ipynb #6d513114
+import json
+try: from _json import make_encoder as _c_make_encoder, encode_basestring as _c_encode_str
+except ImportError: _c_make_encoder = None
+
+NUM_OPEN, NUM_CLOSE = '\ufdd0', '\ufdd1'
+_SENTINEL_ESCAPE = re.compile(r'\\u[fF][dD][dD][01]')
+_MINUS_ZERO = re.compile(r'-0(?![0-9.eE])')
+
+def _lexeme(s: str) -> str: return NUM_OPEN + s + NUM_CLOSE
+def _float_or_lexeme(s: str):
+    f = float(s)
+    return f if repr(f) == s else NUM_OPEN + s + NUM_CLOSE
+def _int_or_lexeme(s: str): return NUM_OPEN + s + NUM_CLOSE if s == '-0' else int(s)
+def _no_constant(s: str): raise ValueError(f'{s} is not JSON')
+
+_decode = json.JSONDecoder(parse_float=_float_or_lexeme, parse_constant=_no_constant).decode
+_decode_minus_zero = json.JSONDecoder(parse_float=_float_or_lexeme, parse_int=_int_or_lexeme, parse_constant=_no_constant).decode
+
+def loads_lexical(text: str):
+    "Parse one JSON value keeping every number's spelling (see `json_scalar_text`); raises `ValueError` on malformed JSON, trailing data, NaN/Infinity or caveman's sentinel characters."
+    if NUM_OPEN in text or NUM_CLOSE in text or ('\\u' in text and _SENTINEL_ESCAPE.search(text)):
+        raise ValueError("the document contains caveman's number sentinels U+FDD0/U+FDD1")
+    return (_decode_minus_zero if '-0' in text and _MINUS_ZERO.search(text) else _decode)(text)
+
+def _not_json(o): raise TypeError(f'{type(o).__name__} is not JSON')
+_encode = _c_make_encoder(None, _not_json, _c_encode_str, None, ':', ',', True, False, False) if _c_make_encoder else None
+
+def dumps_lexical(value) -> str:
+    "Compact JSON text (sorted keys, raw non-ASCII) of a tree from `loads_lexical`, numbers spelled as in the source; lone surrogates stay in the str (see `json_bytes`)."
+    if _encode is not None: s = ''.join(_encode(value, 0))
+    else: s = json.dumps(value, separators=(',', ':'), sort_keys=True, ensure_ascii=False, allow_nan=False, check_circular=False)
+    return s.replace('"' + NUM_OPEN, '').replace(NUM_CLOSE + '"', '') if NUM_OPEN in s else s
+
+def json_bytes(text: str) -> bytes:
+    "UTF-8 bytes of JSON text from `dumps_lexical`; a lone surrogate (only possible inside a string) is written as its `\\uXXXX` escape, so the output is valid UTF-8 and the same JSON."
+    return text.encode('utf-8', 'backslashreplace')
+
+# %% ../../nbs/10_compressors_base.ipynb #a9feecfc
+def json_scalar_text(v) -> str | None:
+    "JSON text of a scalar from `loads_lexical` (string content unquoted, number lexeme, `true`/`false`); None for null, objects and arrays."
+    t = type(v)
+    if t is str: return v[1:-1] if v[:1] == NUM_OPEN else v
+    if t is bool: return 'true' if v else 'false'
+    if t is int: return int.__repr__(v)
+    if t is float: return float.__repr__(v)
+    return None
+
+def json_number(v) -> float | None:
+    "Float value of a JSON number from `loads_lexical` (None for non-numbers and for numbers beyond float range)."
+    t = type(v)
+    if t is int or t is float: x = float(v)
+    elif t is str and v[:1] == NUM_OPEN: x = float(v[1:-1])
+    else: return None
+    return x if x - x == 0 else None                                  # finite only
+
+# %% ../../nbs/10_compressors_base.ipynb #d66c3f7c
+MAX_UNIT_FIELDS = 24
+
+def json_fields(element) -> list[tuple[str, str]]:
+    "Fields of a JSON element (parsed by `loads_lexical` or `json.loads`): its top-level scalar members sorted by key, at most 24; [] for non-objects (reference §3.2)."
+    if type(element) is not dict: return []
+    out = []
+    for k in sorted(element):
+        text = json_scalar_text(element[k])
+        if text:
+            out.append((k, text))
+            if len(out) == MAX_UNIT_FIELDS: break
+    return out
+
+# %% ../../nbs/10_compressors_base.ipynb #6e7a4a55
+_LOGFMT = re.compile(r'''(?:^|(?<=[\s,\[{(]))([A-Za-z_][A-Za-z0-9_.-]*)=(?:"([^"]*)"|'([^']*)'|([^\s,\]})]*))''')
+
+def logfmt_fields(line: str) -> list[tuple[str, str]]:
+    "logfmt `key=value` pairs of a log line, quotes stripped, empty values skipped, at most 24 (reference §3.2)."
+    out = []
+    for m in _LOGFMT.finditer(line):
+        v = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
+        if v:
+            out.append((m.group(1), v))
+            if len(out) == MAX_UNIT_FIELDS: break
+    return out
+
+def log_fields(line: str) -> list[tuple[str, str]]:
+    "Fields of a log line: `json_fields` when the trimmed line is one JSON object with a scalar member, else `logfmt_fields` (reference §3.2)."
+    s = line.strip()
+    if s[:1] == '{' and s[-1:] == '}':
+        try: obj = loads_lexical(s)
+        except (ValueError, RecursionError): obj = None
+        if type(obj) is dict and any(json_scalar_text(v) is not None for v in obj.values()): return json_fields(obj)
+    return logfmt_fields(line)
+
+def row_fields(header: Sequence[str], cells: Sequence[str]) -> list[tuple[str, str]]:
+    "Fields of a table row: (trimmed header name, trimmed cell) for the first 24 columns, skipping empty names and cells (reference §3.2)."
+    return [(h, c) for h, c in ((h.strip(), c.strip()) for h, c in zip(header[:MAX_UNIT_FIELDS], cells[:MAX_UNIT_FIELDS])) if h and c]
+
+# %% ../../nbs/10_compressors_base.ipynb #2f66a556
+def worth_eliding(run_units: int, summary: str, marker_bytes: int, run_bytes: int) -> bool:
+    "True when a dropped run should become a marker: >= 3 units, or a non-empty summary and `2 * marker_bytes <= run_bytes` (reference §3.3)."
+    return run_units >= 3 or (bool(summary) and 2 * marker_bytes <= run_bytes)
+
+# %% ../../nbs/10_compressors_base.ipynb #b9c55e02
+CONTRACT_PREFIX = f'{ELLIPSIS} caveman: elided '
+CONTRACT_MIN_ELIDED = 4096
+
+def contract_line(unit: str) -> str:
+    "The once-per-payload contract line for elided `unit`s (`lines`, `rows`, `elements`), emitted when >= 4096 bytes were elided (reference §3.3)."
+    return (f'{CONTRACT_PREFIX}{unit} resemble those shown and satisfy the stated invariants; answer from this view '
+            f'and use caveman_retrieve at most once, broadly, as a last resort {ELLIPSIS}')
+
+# %% ../../nbs/10_compressors_base.ipynb #559b3be6
+from typing import Callable
+
+def _nbytes(s: str) -> int: return len(s) if s.isascii() else len(s.encode('utf-8', 'surrogatepass'))
+
+def elide_runs(lines: Sequence[str], keep: Sequence[bool], what: str = 'lines',
+               fields: Callable[[str], list] | None = None, crlf: bool = False) -> tuple[list[str], int]:
+    "Lines with each worth-eliding dropped run replaced by its `elision_marker` (summary from `fields` per line), and the UTF-8 bytes elided (reference §3.3, §3.5)."
+    out, elided, i = [], 0, 0
+    for a, b in dropped_runs(keep):
+        out.extend(lines[i:a]); i = b
+        run = lines[a:b]
+        run_bytes = sum(_nbytes(l) + 1 for l in run)
+        summary = summarize_elided((fields(l) for l in run), run_bytes) if fields else ''
+        marker = elision_marker(b - a, what, summary)
+        if worth_eliding(b - a, summary, _nbytes(marker), run_bytes):
+            out.append(marker + ('\r' if crlf else '')); elided += run_bytes
+        else: out.extend(run)
+    out.extend(lines[i:])
+    return out, elided
+
+# %% ../../nbs/10_compressors_base.ipynb #fc196dcd
+from ..bm25 import bm25_scores
+
+QUERY_THRESHOLD = 0.30
+
+def query_fill(units: Sequence[str], keep: Sequence[bool], query: str, limit: int, threshold: float = QUERY_THRESHOLD) -> list[bool]:
+    "New keep flags: `keep` plus up to `limit` more units whose BM25 score for `query` is >= `threshold` x the best score, best first (reference §3 intro, §5.2)."
+    keep = list(keep)
+    if limit <= 0 or not query.strip(): return keep
+    scores = bm25_scores(list(units), query)
+    top = max(scores, default=0.0)
+    if top <= 0: return keep
+    cands = sorted((i for i, s in enumerate(scores) if not keep[i] and s >= threshold * top), key=lambda i: (-scores[i], i))
+    for i in cands[:limit]: keep[i] = True
+    return keep
