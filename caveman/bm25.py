@@ -23,7 +23,7 @@ def words(text: str) -> list[str]:
     "Maximal runs of Unicode letters, decimal digits and `_` in `text`, in order, case kept (reference §3.1, §5.2)."
     toks = _WORD.findall(text)
     if text.isascii(): return toks
-    return [w for t in toks for w in ((t,) if t.isascii() else _split_unicode(t))]
+    return [w for t in toks for w in ((t,) if t.isascii() or t.isalpha() else _split_unicode(t))]
 
 # %% ../nbs/04_bm25.ipynb #f5e61080
 STOP_WORDS = frozenset('a an and are as at be by for from how in is it of on or that the this to was what when where '

@@ -91,53 +91,105 @@ def dropped_runs(keep) -> list[tuple[int, int]]:
 import re
 from ..bm25 import words
 
+from itertools import compress
+from operator import not_
+
 _DIGIT_RUN = re.compile(r'\d+')
+_ZERO_RUN = re.compile(rb'00+')
 _NON_WORD = re.compile(r'\W')
 _PROFILE_CAP, _CHUNK = 128, 2048
 
+def _ascii_table(mask_digits: bool) -> bytes:
+    "bytes.translate table: ASCII non-word bytes -> space, upper -> lower case, digits -> `0` when masking; other bytes kept."
+    def one(b):
+        c = chr(b)
+        if b >= 128 or c == '_' or c.islower(): return b
+        if c.isupper(): return ord(c.lower())
+        if c.isdigit(): return ord('0') if mask_digits else b
+        return ord(' ')
+    return bytes(one(b) for b in range(256))
+_MASKED_TABLE, _PLAIN_TABLE = _ascii_table(True), _ascii_table(False)
+
+def _piece_words(piece: str, masked: bool) -> list[str]:
+    "Lower-cased words of a piece of text, digit runs as `0` when `masked`: ASCII via one `bytes.translate`, other words by the regex."
+    b = piece.encode('utf-8', 'surrogatepass').translate(_MASKED_TABLE if masked else _PLAIN_TABLE)
+    if masked and b'00' in b: b = _ZERO_RUN.sub(b'0', b)
+    toks = b.decode('utf-8', 'surrogatepass').split()
+    if piece.isascii(): return toks
+    odd = list(compress(range(len(toks)), map(not_, map(str.isascii, toks))))   # tokens holding non-ASCII
+    if not odd: return toks
+    out, prev = [], 0
+    for i in odd:
+        low = toks[i].lower()
+        out += toks[prev:i]; out += words(_DIGIT_RUN.sub('0', low) if masked else low); prev = i + 1
+    return out + toks[prev:]
+
+def _vocabulary(unit: str, masked: bool) -> dict:
+    "First 128 distinct lower-cased words of `unit` (digit runs as `0` when `masked`), read piece by piece until enough are found."
+    vocab, pos, n = {}, 0, len(unit)
+    while pos < n:
+        end = n if n - pos <= _CHUNK else pos + _CHUNK
+        if end < n:                                           # cut between words, never inside one
+            m = _NON_WORD.search(unit, end)
+            end = m.start() if m else n
+        vocab.update(dict.fromkeys(_piece_words(unit[pos:end], masked)))
+        if len(vocab) >= _PROFILE_CAP: return dict.fromkeys(list(vocab)[:_PROFILE_CAP])
+        pos = end
+    return vocab
+
 def redundancy_profile(unit: str) -> tuple[bool, frozenset]:
     "`(masked, vocabulary)` of a unit: its first 128 distinct lower-cased words with digit runs masked, or unmasked when masking leaves no letter or `_` (reference §3.1)."
-    for masked in (True, False):
-        vocab, pos, n = {}, 0, len(unit)
-        while pos < n and len(vocab) < _PROFILE_CAP:
-            end = n if n - pos <= _CHUNK else pos + _CHUNK
-            if end < n:                                   # cut between words, never inside one
-                m = _NON_WORD.search(unit, end)
-                end = m.start() if m else n
-            chunk = unit[pos:end].lower()
-            if masked: chunk = _DIGIT_RUN.sub('0', chunk)
-            for w in words(chunk):
-                if w not in vocab:
-                    vocab[w] = None
-                    if len(vocab) == _PROFILE_CAP: break
-            pos = end
-        if not masked or any(not w.isdecimal() for w in vocab): return masked, frozenset(vocab)
-    raise AssertionError('unreachable')
+    vocab = _vocabulary(unit, True)
+    if len(vocab) > 1 or (vocab and '0' not in vocab): return True, frozenset(vocab)   # a masked number is always '0'
+    return False, frozenset(_vocabulary(unit, False))
 
 # %% ../../nbs/10_compressors_base.ipynb #e3dd2bc1
 from collections.abc import Sequence
 
 _SEEDS, _PROMOTIONS = 64, 128
 
-def _represented(masked: bool, vocab: frozenset, classes: list) -> bool:
-    need = -(-9 * len(vocab) // 10)                      # ceil(0.9 * n) in integers
-    return any(m == masked and len(c) >= need and len(vocab.intersection(c)) >= need for m, c in classes)
-
-def keep_non_redundant(units: Sequence[str], keep: Sequence[bool]) -> list[bool]:
-    "New keep flags: `keep` plus every dropped unit whose content class no kept unit represents, so each class survives once (reference §3.1)."
+def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dict | None = None) -> list[bool]:
+    "New keep flags: `keep` plus every dropped unit whose content class no kept unit represents, so each class survives once; `profiles` optionally caches profiles by unit text across calls on one payload (reference §3.1)."
     keep = list(keep)
+    if all(keep): return keep
+    if profiles is None: profiles = {}
+    bits = {}                                                # word -> its bit; a vocabulary is an int bit set
+    def profile_of(unit):
+        p = profiles.get(unit)
+        if p is None: p = profiles[unit] = redundancy_profile(unit)
+        return p
+    def bitset(vocab):
+        m = 0
+        for w in vocab:
+            b = bits.get(w)
+            if b is None: b = bits[w] = 1 << len(bits)
+            m |= b
+        return m
     kept = [i for i, k in enumerate(keep) if k]
     step = len(kept) // _SEEDS if len(kept) > _SEEDS else 1
-    classes = [redundancy_profile(units[i]) for i in kept[::step][:_SEEDS]]
+    classes = {True: [], False: []}                          # (size, bit set) of each class, by masked-ness
+    union = {True: 0, False: 0}                              # every word some class has
+    def represented(masked, need, v):
+        if (v & union[masked]).bit_count() < need: return False   # no class can hold enough of its words
+        for size, c in classes[masked]:
+            if size >= need and (v & c).bit_count() >= need: return True
+        return False
+    def add_class(masked, size, v):
+        classes[masked].append((size, v)); union[masked] |= v
+    for i in kept[::step][:_SEEDS]:
+        masked, vocab = profile_of(units[i])
+        add_class(masked, len(vocab), bitset(vocab))
     decided, promotions = set(), 0
     for i, k in enumerate(keep):
         if k: continue
         if promotions >= _PROMOTIONS: keep[i] = True; continue
-        profile = redundancy_profile(units[i])
+        profile = profile_of(units[i])
         if not profile[1] or profile in decided: continue
         decided.add(profile)
-        if _represented(*profile, classes): continue
-        keep[i] = True; classes.append(profile); promotions += 1
+        masked, vocab = profile
+        need, v = -(-9 * len(vocab) // 10), bitset(vocab)    # ceil(0.9 * n) in integers
+        if not represented(masked, need, v):
+            keep[i] = True; add_class(masked, len(vocab), v); promotions += 1
     return keep
 
 # %% ../../nbs/10_compressors_base.ipynb #3037d232
@@ -322,7 +374,9 @@ _encode = _c_make_encoder(None, _not_json, _c_encode_str, None, ':', ',', True, 
 
 def dumps_lexical(value) -> str:
     "Compact JSON text (sorted keys, raw non-ASCII) of a tree from `loads_lexical`, numbers spelled as in the source; lone surrogates stay in the str (see `json_bytes`)."
-    if _encode is not None: s = ''.join(_encode(value, 0))
+    if _encode is not None:
+        if type(value) is str and value[:1] != NUM_OPEN: return _c_encode_str(value)
+        s = ''.join(_encode(value, 0))
     else: s = json.dumps(value, separators=(',', ':'), sort_keys=True, ensure_ascii=False, allow_nan=False, check_circular=False)
     return s.replace('"' + NUM_OPEN, '').replace(NUM_CLOSE + '"', '') if NUM_OPEN in s else s
 
