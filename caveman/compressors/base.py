@@ -7,9 +7,9 @@ __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VA
            'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'NUM_OPEN', 'NUM_CLOSE', 'MAX_UNIT_FIELDS',
            'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'split_lines',
            'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'dropped_runs', 'redundancy_profile',
-           'keep_non_redundant', 'credential_name', 'summary_budget', 'summarize_elided', 'loads_lexical',
-           'dumps_lexical', 'json_bytes', 'json_scalar_text', 'json_number', 'json_fields', 'logfmt_fields',
-           'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill']
+           'redundancy_profiles', 'keep_non_redundant', 'credential_name', 'summary_budget', 'summarize_elided',
+           'loads_lexical', 'dumps_lexical', 'json_bytes', 'json_scalar_text', 'json_number', 'json_fields',
+           'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -91,6 +91,7 @@ def dropped_runs(keep) -> list[tuple[int, int]]:
 import re
 from ..bm25 import words
 
+from collections.abc import Sequence
 from itertools import compress
 from operator import not_
 
@@ -143,53 +144,76 @@ def redundancy_profile(unit: str) -> tuple[bool, frozenset]:
     if len(vocab) > 1 or (vocab and '0' not in vocab): return True, frozenset(vocab)   # a masked number is always '0'
     return False, frozenset(_vocabulary(unit, False))
 
+
+_LINES_TABLE = bytes(_MASKED_TABLE[:10]) + b'\n' + bytes(_MASKED_TABLE[11:])   # as masked, but LF kept
+
+def redundancy_profiles(units: Sequence[str]) -> list[tuple[bool, frozenset]]:
+    "`redundancy_profile` of each unit; short single-line ASCII units share one `bytes.translate` pass (reference §3.1)."
+    out = [None] * len(units)
+    batch = [i for i, u in enumerate(units) if len(u) <= _CHUNK and u.isascii() and '\n' not in u]
+    if batch:
+        b = '\n'.join([units[i] for i in batch]).encode('ascii').translate(_LINES_TABLE)
+        if b'00' in b: b = _ZERO_RUN.sub(b'0', b)
+        for i, piece in zip(batch, b.decode('ascii').split('\n')):
+            vocab = dict.fromkeys(piece.split())
+            if len(vocab) > 1 or (vocab and '0' not in vocab):
+                out[i] = True, frozenset(vocab if len(vocab) <= _PROFILE_CAP else list(vocab)[:_PROFILE_CAP])
+    return [p if p is not None else redundancy_profile(u) for p, u in zip(out, units)]
+
 # %% ../../nbs/10_compressors_base.ipynb #e3dd2bc1
 from collections.abc import Sequence
 
-_SEEDS, _PROMOTIONS = 64, 128
+_SEEDS, _PROMOTIONS, _BATCH = 64, 128, 64
+
+class _Bits(dict):
+    "word -> its own bit; a vocabulary becomes the sum (= union) of its words' bits."
+    def __missing__(self, w):
+        b = self[w] = 1 << len(self)
+        return b
+    def of(self, vocab) -> int: return sum(map(self.__getitem__, vocab))
+
+class _Classes:
+    "Content classes of one masked-ness: (size, word bit set) each, and the union of all their words."
+    def __init__(self): self.sets, self.union = [], 0
+    def add(self, size: int, v: int): self.sets.append((size, v)); self.union |= v
+    def represent(self, size: int, v: int) -> bool:
+        "Does some class hold at least ceil(0.9·size) of the words in bit set `v`?"
+        need = -(-9 * size // 10)                             # ceil(0.9 * n) in integers
+        if (v & self.union).bit_count() < need: return False   # no class can hold enough of its words
+        for n, c in self.sets:
+            if n >= need and (v & c).bit_count() >= need: return True
+        return False
 
 def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dict | None = None) -> list[bool]:
     "New keep flags: `keep` plus every dropped unit whose content class no kept unit represents, so each class survives once; `profiles` optionally caches profiles by unit text across calls on one payload (reference §3.1)."
     keep = list(keep)
     if all(keep): return keep
     if profiles is None: profiles = {}
-    bits = {}                                                # word -> its bit; a vocabulary is an int bit set
-    def profile_of(unit):
-        p = profiles.get(unit)
-        if p is None: p = profiles[unit] = redundancy_profile(unit)
-        return p
-    def bitset(vocab):
-        m = 0
-        for w in vocab:
-            b = bits.get(w)
-            if b is None: b = bits[w] = 1 << len(bits)
-            m |= b
-        return m
     kept = [i for i, k in enumerate(keep) if k]
     step = len(kept) // _SEEDS if len(kept) > _SEEDS else 1
-    classes = {True: [], False: []}                          # (size, bit set) of each class, by masked-ness
-    union = {True: 0, False: 0}                              # every word some class has
-    def represented(masked, need, v):
-        if (v & union[masked]).bit_count() < need: return False   # no class can hold enough of its words
-        for size, c in classes[masked]:
-            if size >= need and (v & c).bit_count() >= need: return True
-        return False
-    def add_class(masked, size, v):
-        classes[masked].append((size, v)); union[masked] |= v
-    for i in kept[::step][:_SEEDS]:
-        masked, vocab = profile_of(units[i])
-        add_class(masked, len(vocab), bitset(vocab))
+    seeds, dropped = kept[::step][:_SEEDS], [i for i, k in enumerate(keep) if not k]
+    def profile_of(order: list[int], n: int):
+        "Profile of unit `order[n]`; on a miss, those of the next 64 units of `order` are computed with it in one batch."
+        p = profiles.get(units[order[n]])
+        if p is None:
+            todo = list(dict.fromkeys(u for u in (units[i] for i in order[n:n + _BATCH]) if u not in profiles))
+            profiles.update(zip(todo, redundancy_profiles(todo)))
+            p = profiles[units[order[n]]]
+        return p
+    bits, classes = _Bits(), {True: _Classes(), False: _Classes()}
+    for n in range(len(seeds)):
+        masked, vocab = profile_of(seeds, n)
+        classes[masked].add(len(vocab), bits.of(vocab))
     decided, promotions = set(), 0
-    for i, k in enumerate(keep):
-        if k: continue
+    for n, i in enumerate(dropped):
         if promotions >= _PROMOTIONS: keep[i] = True; continue
-        profile = profile_of(units[i])
+        profile = profile_of(dropped, n)
         if not profile[1] or profile in decided: continue
         decided.add(profile)
         masked, vocab = profile
-        need, v = -(-9 * len(vocab) // 10), bitset(vocab)    # ceil(0.9 * n) in integers
-        if not represented(masked, need, v):
-            keep[i] = True; add_class(masked, len(vocab), v); promotions += 1
+        v = bits.of(vocab)
+        if not classes[masked].represent(len(vocab), v):
+            keep[i] = True; classes[masked].add(len(vocab), v); promotions += 1
     return keep
 
 # %% ../../nbs/10_compressors_base.ipynb #3037d232
