@@ -161,8 +161,6 @@ def redundancy_profiles(units: Sequence[str]) -> list[tuple[bool, frozenset]]:
     return [p if p is not None else redundancy_profile(u) for p, u in zip(out, units)]
 
 # %% ../../nbs/10_compressors_base.ipynb #e3dd2bc1
-from collections.abc import Sequence
-
 _SEEDS, _PROMOTIONS, _BATCH = 64, 128, 64
 
 class _Bits(dict):
@@ -192,14 +190,17 @@ def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dic
     kept = [i for i, k in enumerate(keep) if k]
     step = len(kept) // _SEEDS if len(kept) > _SEEDS else 1
     seeds, dropped = kept[::step][:_SEEDS], [i for i, k in enumerate(keep) if not k]
+    def batch(indices):
+        todo = list(dict.fromkeys(u for u in map(units.__getitem__, indices) if u not in profiles))
+        if todo: profiles.update(zip(todo, redundancy_profiles(todo)))
     def profile_of(order: list[int], n: int):
         "Profile of unit `order[n]`; on a miss, those of the next 64 units of `order` are computed with it in one batch."
         p = profiles.get(units[order[n]])
         if p is None:
-            todo = list(dict.fromkeys(u for u in (units[i] for i in order[n:n + _BATCH]) if u not in profiles))
-            profiles.update(zip(todo, redundancy_profiles(todo)))
+            batch(order[n:n + _BATCH])
             p = profiles[units[order[n]]]
         return p
+    batch(seeds + dropped[:_BATCH])                          # most arrays: all profiles in one pass
     bits, classes = _Bits(), {True: _Classes(), False: _Classes()}
     for n in range(len(seeds)):
         masked, vocab = profile_of(seeds, n)

@@ -9,7 +9,7 @@ __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP'
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from .base import (
     Compressor, NUM_OPEN, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
@@ -88,6 +88,11 @@ def _robust_scale(xs: list[float]) -> float:
     s = sorted(xs); med = _median(s)
     return _median(sorted(abs(v - med) for v in s)) / 0.6745
 
+def _flat(xs: list[float]) -> bool:
+    "Is the robust scale of `xs` zero — do more than half of the values equal the median?"
+    s = sorted(xs); med = _median(s)
+    return bisect_right(s, med) - bisect_left(s, med) >= len(s) // 2 + 1
+
 def change_points(x: list[float], max_splits: int = MAX_SPLITS) -> set[int]:
     "Indices on both sides of each accepted level shift in series `x` (CUSUM binary segmentation, <= `max_splits` splits); empty for < 8 values or equal steps (reference §3.4)."
     n = len(x)
@@ -107,7 +112,7 @@ def change_points(x: list[float], max_splits: int = MAX_SPLITS) -> set[int]:
         left, right = x[a:k + 1], x[k + 1:b]
         shift = abs(sum(left) / len(left) - sum(right) / len(right))
         if not shift > 0: ok = False                          # no shift: rejected under either rule
-        elif _robust_scale(left) == 0 and _robust_scale(right) == 0: ok = True
+        elif _flat(left) and _flat(right): ok = True
         else:
             scale = _robust_scale(seg)
             ok = scale > 0 and shift > 2.0 * scale
