@@ -1,0 +1,425 @@
+"""Every elision marker tells the truth about the units it replaced.
+
+For each payload we run the `json` and `log` compressors, map every marker back to the exact original
+units it hides by walking the output against the original (kept units must appear verbatim, in
+order), parse the invariant summary grammar of reference §3.2/§3.16, and recompute each stated claim
+from those units with code written independently of `caveman.compressors.base`:
+constants, ranges (original spellings of the extremes), enumerations (values, counts summing to the
+run, the `absent` bucket), dense and bounded coverage. Credential-shaped names are never mentioned.
+Also: determinism, idempotence (a second pass declines) and never raising, on every corpus file.
+"""
+import json, random, re, statistics, time, timeit
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings, HealthCheck, strategies as st
+
+from caveman.corpus import corpus_files
+from caveman.compressors.json import compress_json, COMPRESSOR as JSON_COMPRESSOR
+from caveman.compressors.log import compress_log, COMPRESSOR as LOG_COMPRESSOR
+
+ELL = '\u2026'
+MARKER, INV, NOTE = '__caveman_elided__', '__caveman_invariants__', '__caveman_note__'
+CONTRACT_PREFIX = ELL + ' caveman: elided '
+CREDENTIAL = re.compile(r'secret|passw|token|api[-_]?key|authoriz|credential|cookie|session', re.I)
+NUMBER = re.compile(r'[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z')
+LOG_MARKER = re.compile(ELL + r' (\d+) lines elided \(caveman\)(?:: (.*))? ' + ELL + r'\r?\Z')
+
+
+# ---------------------------------------------------------------------------------------------------
+# independent JSON reading: numbers as their lexemes
+
+class Lex(str):
+    "A JSON number, kept as the exact text it was written as."
+
+def no_constant(s): raise ValueError(s)
+
+def parse(text):
+    return json.loads(text, parse_int=Lex, parse_float=Lex, parse_constant=no_constant)
+
+def canon(v) -> str:
+    "Compact JSON, sorted keys, raw non-ASCII, numbers as written."
+    if isinstance(v, dict):
+        return '{' + ','.join(json.dumps(k, ensure_ascii=False) + ':' + canon(v[k]) for k in sorted(v)) + '}'
+    if isinstance(v, list): return '[' + ','.join(map(canon, v)) + ']'
+    if isinstance(v, Lex): return str(v)
+    if v is True: return 'true'
+    if v is False: return 'false'
+    if v is None: return 'null'
+    return json.dumps(v, ensure_ascii=False)
+
+def nbytes(s: str) -> int: return len(s.encode('utf-8', 'surrogatepass'))
+
+def element_fields(e) -> dict:
+    "name -> value of a JSON element: top-level non-empty scalars, first 24 keys in sorted order."
+    if not isinstance(e, dict): return {}
+    out = {}
+    for k in sorted(e):
+        v = e[k]
+        if v is True: t = 'true'
+        elif v is False: t = 'false'
+        elif isinstance(v, str): t = str(v)
+        else: continue
+        if t: out[k] = t
+        if len(out) == 24: break
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# independent log field reading: a character scanner for logfmt, json for JSON-object lines
+
+def logfmt(line: str) -> dict:
+    out, i, n = {}, 0, len(line)
+    count = 0
+    while i < n and count < 24:
+        starts_key = (i == 0 or line[i - 1].isspace() or line[i - 1] in ',[{(') and line[i].isascii() and (line[i].isalpha() or line[i] == '_')
+        if starts_key:
+            j = i + 1
+            while j < n and line[j].isascii() and (line[j].isalnum() or line[j] in '_.-'): j += 1
+            if j < n and line[j] == '=':
+                key, j = line[i:j], j + 1
+                close = line.find(line[j], j + 1) if j < n and line[j] in '"\'' else -1
+                if close != -1: value, i = line[j + 1:close], close + 1
+                else:
+                    e = j
+                    while e < n and not line[e].isspace() and line[e] not in ',]})': e += 1
+                    value, i = line[j:e], e
+                if value:
+                    count += 1
+                    out.setdefault(key, value)          # first occurrence of a name counts
+                continue
+        i += 1
+    return out
+
+def line_fields(line: str) -> dict:
+    s = line.strip()
+    if s.startswith('{') and s.endswith('}'):
+        try: obj = parse(s)
+        except (ValueError, RecursionError): obj = None
+        if isinstance(obj, dict) and any(isinstance(v, (str, bool)) for v in obj.values()):
+            return element_fields(obj)
+    return logfmt(line)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the summary grammar and its claims
+
+def budget(elided: int) -> int:
+    if elided <= 0: return 160
+    return min(160, elided // 2, max(96, elided // 4))
+
+def numval(s): return Decimal(s) if NUMBER.match(s) else None
+
+def split_pairs(text: str, names: list[str]) -> list[tuple[str, str]]:
+    "Read `text` as `name=value name=value …` the way a reader would: a new pair starts at every ` name=` of a known name."
+    alts = '|'.join(map(re.escape, sorted(names, key=len, reverse=True)))
+    marks = [(m.start(1), m.end(), m.group(1)) for m in re.finditer(r'(?:^| )(' + alts + ')=', text)]
+    assert marks and marks[0][0] == 0, text
+    pairs = [(name, text[end:(marks[i + 1][0] - 1) if i + 1 < len(marks) else len(text)]) for i, (_, end, name) in enumerate(marks)]
+    order = [names.index(name) for name, _ in pairs]
+    assert order == sorted(set(order)), text                     # in field order, each name once
+    return pairs
+
+KINDS = {}   # claim kind -> how many claims of that kind were checked (for the coverage test below)
+
+def seen(kind: str): KINDS[kind] = KINDS.get(kind, 0) + 1
+
+def check_summary(summary: str, units: list[dict], elided_bytes: int):
+    "Assert that every claim of `summary` holds on the units' fields (one dict name -> value per unit)."
+    n = len(units)
+    if n < 2 or any(not u for u in units):
+        assert summary == '', (summary, units[:3])
+        return
+    if not summary: return
+    assert nbytes(summary) <= budget(elided_bytes), summary
+    names = list(dict.fromkeys(k for u in units for k in u))
+    sections = summary.split('; ')
+    for si, sec in enumerate(sections):
+        if sec.startswith('all ') and si == 0:
+            for name, value in split_pairs(sec[4:], names):
+                assert not CREDENTIAL.search(name)
+                assert all(u.get(name) == value for u in units), (name, value)
+                seen('constant')
+        elif sec.startswith('range ') and si == len(sections) - 1:
+            for name, value in split_pairs(sec[6:], names):
+                assert not CREDENTIAL.search(name)
+                lo, hi = value.split('..')
+                vals = [u.get(name) for u in units]
+                assert all(v is not None and numval(v) is not None for v in vals), (name, vals[:5])
+                nums = [numval(v) for v in vals]
+                assert lo in vals and hi in vals and lo != hi
+                assert numval(lo) == min(nums) and numval(hi) == max(nums), (name, lo, hi)
+                seen('range')
+        else:
+            cands = [nm for nm in names if sec.startswith(nm + ': ')]
+            assert cands, sec
+            ok = False
+            for name in cands:
+                assert not CREDENTIAL.search(name)
+                rest = sec[len(name) + 2:]
+                have = [u[name] for u in units if name in u]
+                absent = n - len(have)
+                if m := re.fullmatch(r'(\S+)\.\.(\S+) all (\d+) present', rest):            # dense coverage
+                    low, high, count = m.group(1), m.group(2), int(m.group(3))
+                    distinct = set(have)
+                    assert absent == 0 and len(distinct) == count
+                    split = [(v.rstrip('0123456789'), v[len(v.rstrip('0123456789')):]) for v in distinct]
+                    assert len({p for p, _ in split}) == 1 and len({len(d) for _, d in split}) == 1
+                    assert all(d for _, d in split)
+                    ints = sorted(int(d) for _, d in split)
+                    assert ints[-1] - ints[0] + 1 == count
+                    by_int = {int(d): p + d for p, d in split}
+                    assert (by_int[ints[0]], by_int[ints[-1]]) == (low, high)
+                    ok = True; seen('dense')
+                elif m := re.fullmatch(r'(\d+) distinct, (\S+)\.\.(\S+)(?:, absent×(\d+))?', rest):   # bounded
+                    distinct = set(have)
+                    assert len(distinct) == int(m.group(1))
+                    assert min(distinct) == m.group(2) and max(distinct) == m.group(3)
+                    assert absent == int(m.group(4) or 0)
+                    ok = True; seen('bounded' + (' absent' if absent else ''))
+                else:                                                                        # enumeration
+                    buckets = [b.rsplit('×', 1) for b in rest.split(' ')]
+                    assert all(len(b) == 2 and b[1].isdigit() for b in buckets), sec
+                    counts = {}
+                    for value, c in buckets:
+                        assert value not in counts
+                        counts[value] = int(c)
+                    assert sum(counts.values()) == n                                  # counts sum to the run
+                    if 'absent' in counts: assert counts.pop('absent') == absent and absent > 0
+                    else: assert absent == 0
+                    assert all(have.count(v) == c for v, c in counts.items()), (name, counts)
+                    ok = True; seen('enumeration' + (' absent' if absent else ''))
+            assert ok
+
+
+# ---------------------------------------------------------------------------------------------------
+# mapping markers back to units
+
+def json_runs(orig, out, runs: list):
+    "Walk the output against the original; collect (marker, hidden elements) in document order."
+    if isinstance(orig, dict):
+        assert isinstance(out, dict) and set(orig) == set(out)
+        for k in sorted(orig): json_runs(orig[k], out[k], runs)
+    elif isinstance(orig, list):
+        assert isinstance(out, list)
+        p = 0
+        for e in out:
+            if isinstance(e, dict) and MARKER in e:
+                assert isinstance(e[MARKER], Lex) and e[MARKER].isdigit()    # a JSON integer
+                n = int(e[MARKER])
+                assert n >= 1
+                assert set(e) <= {MARKER, INV, NOTE}
+                assert p + n <= len(orig)
+                runs.append((e, orig[p:p + n]))
+                p += n
+            else:
+                assert p < len(orig)
+                json_runs(orig[p], e, runs)
+                p += 1
+        assert p == len(orig)
+    else:
+        assert type(orig) is type(out) and orig == out, (orig, out)
+
+def check_json(body: bytes, query: str = ''):
+    out = compress_json(body, query)
+    assert out == compress_json(body, query)                      # deterministic
+    if out is None: return None
+    out.decode('utf-8')                                          # valid UTF-8
+    orig, doc = parse(body.decode('utf-8')), parse(out.decode('utf-8'))
+    runs = []
+    json_runs(orig, doc, runs)
+    assert runs                                                  # compressed means something collapsed
+    total = 0
+    for marker, hidden in runs:
+        size = sum(nbytes(canon(e)) + 1 for e in hidden)
+        total += size
+        summary = marker.get(INV, '')
+        assert summary != ''  if INV in marker else True
+        assert 'verified' not in summary.lower() and 'caveman' not in summary
+        check_summary(summary, [element_fields(e) for e in hidden], size)
+        if len(hidden) < 3: assert summary and 2 * (nbytes(summary) + 56) <= size   # worth eliding
+    notes = [i for i, (m, _) in enumerate(runs) if NOTE in m]
+    if total >= 4096:
+        assert notes == [0]                                      # once, on the first marker in document order
+        note = runs[0][0][NOTE]
+        assert note.startswith(CONTRACT_PREFIX + 'elements ') and note.endswith(' ' + ELL) and 'verified' not in note.lower()
+    else: assert notes == []
+    assert compress_json(out) is None                            # a second pass changes nothing
+    return out, runs
+
+def check_log(body: bytes, query: str = ''):
+    out = compress_log(body, query)
+    assert out == compress_log(body, query)
+    if out is None: return None
+    text, orig = out.decode('utf-8'), body.decode('utf-8')
+    olines, lines = orig.split('\n'), text.split('\n')
+    assert (olines[-1] == '') == (lines[-1] == '')               # the final newline is kept or not kept
+    if olines[-1] == '': olines.pop(); lines.pop()
+    crlf = orig.count('\r\n') * 2 > orig.count('\n')
+    runs, p, total, contract = [], 0, 0, 0
+    for k, line in enumerate(lines):
+        if p < len(olines) and line == olines[p]: p += 1; continue
+        if line.startswith(CONTRACT_PREFIX):
+            assert k == len(lines) - 1 and line.rstrip('\r').startswith(CONTRACT_PREFIX + 'lines ')
+            assert 'verified' not in line.lower() and line.endswith('\r') == crlf
+            contract += 1; continue
+        m = LOG_MARKER.match(line)
+        assert m, line
+        assert line.endswith('\r') == crlf
+        n = int(m.group(1))
+        hidden = olines[p:p + n]
+        assert len(hidden) == n
+        size = sum(nbytes(h) + 1 for h in hidden)
+        total += size
+        summary = m.group(2) or ''
+        check_summary(summary, [line_fields(h) for h in hidden], size)
+        if n < 3: assert summary and 2 * nbytes(line.rstrip('\r')) <= size
+        runs.append((line, hidden))
+        p += n
+    assert p == len(olines) and runs
+    assert contract == (1 if total >= 4096 else 0)
+    assert compress_log(out) is None
+    return out, runs
+
+
+# ---------------------------------------------------------------------------------------------------
+# the corpus
+
+@pytest.mark.parametrize('path', corpus_files('json'), ids=lambda p: p.name)
+def test_json_corpus_markers_tell_the_truth(path):
+    check_json(path.read_bytes())
+
+@pytest.mark.parametrize('path', corpus_files('log'), ids=lambda p: p.name)
+def test_log_corpus_markers_tell_the_truth(path):
+    check_log(path.read_bytes())
+
+@pytest.mark.parametrize('path', corpus_files() + corpus_files(catalogs=True), ids=lambda p: p.name)
+def test_every_corpus_file_compresses_or_declines(path):
+    body = path.read_bytes()
+    for c in (JSON_COMPRESSOR, LOG_COMPRESSOR):
+        for q in ('', 'error timeout'):
+            r = c(body, q)
+            assert r is None or (isinstance(r.output, bytes) and r.output != body)
+            assert r == c(body, q)
+
+def test_the_corpus_actually_exercises_markers():
+    compressed = [r for p in corpus_files('json') if (r := check_json(p.read_bytes()))]
+    compressed += [r for p in corpus_files('log') if (r := check_log(p.read_bytes()))]
+    assert len(compressed) >= 5
+    assert sum(len(runs) for _, runs in compressed) > 50
+
+
+# ---------------------------------------------------------------------------------------------------
+# synthetic ledgers
+
+def test_json_200_charged_rows():
+    rows = [{'id': i, 'state': 'charged', 'currency': 'EUR'} for i in range(200)]
+    out, runs = check_json(json.dumps(rows).encode())
+    assert [m.get(INV) for m, _ in runs] == ['all currency=EUR state=charged; range id=10..197']
+
+def test_json_ledger_with_everything():
+    rng = random.Random(5)
+    rows = []
+    for i in range(400):
+        rows.append({'txn': f'txn-{10000 + i}', 'amount': f'{rng.randint(5, 19999) / 100:.2f}', 'state': 'charged',
+                     'currency': rng.choice(['EUR', 'EUR', 'EUR', 'USD']), 'api_key': 'sk-live-1234', 'session_id': 's-1',
+                     'Authorization': 'Bearer x', 'note': rng.choice(['', 'retry', None]), 'qty': rng.randint(1, 3),
+                     'big': 10 ** 30 + i, 'ok': True, 'tags': ['a', 'b']})
+    rows[123]['state'] = 'failed'
+    body = json.dumps({'page': 1, 'rows': rows}).encode()
+    body = body.replace(b'"amount": "', b'"amount": ').replace(b'", "state"', b', "state"')   # amounts as numbers like 5.00
+    out, runs = check_json(body)
+    text = out.decode()
+    assert '"state":"failed"' in text                            # (kept numbers' spelling is checked by json_runs)
+    for m, _ in runs:
+        assert not CREDENTIAL.search(m.get(INV, ''))
+
+def test_json_query_and_nested():
+    doc = {'hosts': [{'host': f'web-{i:03}', 'zone': 'eu-1', 'checks': [{'name': f'c{j}', 'ok': True} for j in range(12)]}
+                     for i in range(30)]}
+    doc['hosts'][17]['host'] = 'quarantined-host-omega'
+    for q in ('', 'quarantined-host-omega', 'zone'):
+        check_json(json.dumps(doc).encode(), q)
+
+def test_log_600_line_logfmt():
+    body = ''.join(f'ts=2026-11-30T07:{i // 60:02}:{i % 60:02}Z level=INFO service=ledger msg="charge {i} settled" status=200 '
+                   f'latency_ms={20 + i % 80} req=req-{i:04} token=t-{i} session=abc\n' for i in range(600)).encode()
+    out, runs = check_log(body)
+    assert len(runs) == 1 and 'all level=INFO service=ledger status=200' in runs[0][0]
+    assert 'token' not in runs[0][0] and 'session' not in runs[0][0]
+    # over the 160-byte budget the range is shed before the coverage entries (reference §3.2 order)
+    assert 'req: req-0002..req-0597 all 596 present' in runs[0][0] and 'range' not in runs[0][0]
+
+def test_log_crlf_ndjson_and_mixed():
+    nd = ''.join(json.dumps({'delivery_id': f'wh-{1000 + i}', 'status': 'retrying' if i % 3 == 0 else 'delivered',
+                             'password': 'hunter2', 'n': i % 7}) + '\r\n' for i in range(300)).encode()
+    check_log(nd)
+    mixed = b''.join((f'level=WARN k={i % 3}' if i % 50 == 0 else f'level=INFO k={i % 3} user=u{i % 4}').encode() +
+                     (b'\r\n' if i % 3 else b'\n') for i in range(300))
+    check_log(mixed)
+    check_log(mixed, 'user u2')
+
+
+# ---------------------------------------------------------------------------------------------------
+# random payloads: whatever the compressors decide, every marker must be true
+
+_names = st.sampled_from(['id', 'state', 'zone', 'amount', 'note', 'api_key', 'kind', 'x y', 'ref'])
+_values = st.one_of(st.sampled_from(['a', 'b', 'charged', 'absent', '', 'EUR', 'two words', 'dlv-2000', 'dlv-2001',
+                                     'dlv-2003', 'n-9', 'n-10', '5.00', '1e2', '-3', '007']),
+                    st.integers(-5, 2000), st.booleans(), st.none())
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.dictionaries(_names, _values, max_size=6), min_size=9, max_size=60), st.sampled_from(['', 'charged', 'dlv']))
+def test_random_json_markers_tell_the_truth(rows, query):
+    check_json(json.dumps({'rows': rows, 'n': len(rows)}).encode(), query)
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.dictionaries(_names.filter(lambda n: ' ' not in n), _values, max_size=5), min_size=4, max_size=80))
+def test_random_logfmt_markers_tell_the_truth(rows):
+    def fmt(v):
+        v = json.dumps(v) if not isinstance(v, str) else v
+        return f'"{v}"' if ' ' in v or not v else v
+    body = '\n'.join(' '.join(f'{k}={fmt(v)}' for k, v in r.items()) or 'plain text line' for r in rows) + '\n'
+    check_log(body.encode())
+
+
+def test_seeded_random_payloads_state_every_kind_of_claim_truthfully():
+    rng = random.Random(2026)
+    KINDS.clear()
+    compressed = 0
+    for trial in range(150):
+        n = rng.randint(9, 120)
+        pools = {'state': rng.sample(['charged', 'refunded', 'failed', 'held', 'void', 'open'], rng.randint(1, 6)),
+                 'zone': ['eu-1', 'us-2'][:rng.randint(1, 2)], 'note': ['retry', 'absent', 'x y', 'manual']}
+        rows = []
+        for i in range(n):
+            r = {}
+            if rng.random() < 0.9: r['id'] = f'dlv-{2000 + i + (rng.random() < 0.05)}' if trial % 2 else i * rng.choice([1, 1, 3])
+            if rng.random() < 0.95: r['state'] = rng.choice(pools['state'])
+            if rng.random() < 0.97: r['zone'] = rng.choice(pools['zone'])
+            if rng.random() < 0.3: r['note'] = rng.choice(pools['note'])
+            r['amount'] = rng.choice([f'{rng.randint(1, 9999) / 100:.2f}', rng.randint(1, 50)])
+            r['token'] = f't-{rng.randint(0, 3)}'
+            rows.append(r)
+        if check_json(json.dumps(rows).encode()): compressed += 1
+        log = '\n'.join(' '.join(f'{k}={v}' for k, v in r.items() if ' ' not in str(v)) for r in rows) + '\n'
+        if check_log(log.encode()): compressed += 1
+    assert compressed > 150
+    for kind in ('constant', 'range', 'dense', 'bounded', 'bounded absent', 'enumeration', 'enumeration absent'):
+        assert KINDS.get(kind, 0) > 0, (kind, KINDS)
+
+
+# ---------------------------------------------------------------------------------------------------
+# speed: the compressors against tiktoken on the same payload
+
+@pytest.mark.slow
+@pytest.mark.parametrize('path', [p for p in corpus_files('json') + corpus_files('log') if p.stat().st_size >= 20_000],
+                         ids=lambda p: p.name)
+def test_compress_within_twice_the_token_count_time(path):
+    from caveman.tokens import default_counter
+    counter, body = default_counter(), path.read_bytes()
+    text, fn = body.decode(), (compress_json if path.name.startswith('json') else compress_log)
+    fn(body); counter.count(text)
+    a = min(timeit.repeat(lambda: fn(body), number=1, repeat=15, timer=time.process_time))
+    b = min(timeit.repeat(lambda: counter.count(text), number=1, repeat=15, timer=time.process_time))
+    assert a <= 2 * b + 0.002, (path.name, a, b)
