@@ -70,19 +70,18 @@ MIN_LISTING_LINES = 8
 _GUTTER_LINE = rb'(?:[ ]*{P}\d{1,12}{P}(?:(?:\t| \| |: )[^\n]*{P}|\r?)|[ \t\r\x0b\x0c]*{P})'
 _LISTING = _rx(rb'(?:' + _GUTTER_LINE + rb'\n)*' + _GUTTER_LINE)
 _FIRST_LINE = _rx(_GUTTER_LINE + rb'(?:\n|\Z)')
-_NUMBERS = _rx(rb'\n[ ]*{P}(\d{1,12})')
-_GUTTERS = _rx(rb'\n[ ]*{P}\d{1,12}{P}(?:\t| \| |: )?')
+_GUTTER = _rx(rb'\n[ ]*{P}(\d{1,12}{P})(?:\t| \| |: )?')
 
 def _listing_source(data: bytes) -> bytes | None:
     "The source text under a line-number gutter (reference §2.3), or None if `data` is not a listing."
     if data.count(b'\n') < MIN_LISTING_LINES - 1 or not _FIRST_LINE.match(data): return None
     if not _LISTING.fullmatch(data): return None
-    framed = b'\n' + data
-    nums = list(map(int, _NUMBERS.findall(framed)))
+    parts = _GUTTER.split(b'\n' + data)        # [text before, number, text, number, text, ...]
+    nums = list(map(int, parts[1::2]))
     lines = data.count(b'\n') + (0 if data.endswith(b'\n') else 1)
     if lines < MIN_LISTING_LINES or len(nums) < MIN_LISTING_LINES: return None
     if nums[0] < 1 or not all(map(operator.lt, nums, nums[1:])): return None
-    source = _GUTTERS.sub(b'\n', framed)[1:]
+    source = b'\n'.join([parts[0], *parts[2::2]])[1:]
     return source if source.strip(_WS) else None
 
 # %% ../nbs/03_detect.ipynb #1e486840
@@ -276,7 +275,7 @@ _CONFIG_LINES = dict(   # each counts lines of `b'\n' + text + b'\n'`
     docmark=re.compile(rb'\n(?:---|\.\.\.)(?=[ \t\r\n])'))
 _BLOCK_TAIL = rb'[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?\r?(?=\n)'
 _KEY_BLOCK = re.compile(rb':[ \t]+' + _BLOCK_TAIL)                  # `key: |` (the reference's veto)
-_ANY_BLOCK = re.compile(rb'[:-][ \t]+' + _BLOCK_TAIL)               # ... or `- |`
+_ITEM_BLOCK = re.compile(rb'-[ \t]+' + _BLOCK_TAIL)                 # `- |`
 _BLOCK_HEADER = _rx(rb'([ ]*)((?:-[ ]+)*)(' + _KEYNAME + rb'[ \t]*:[ \t]+)?' + _BLOCK_TAIL)
 _SEMICOLON_COMMENT = re.compile(rb'\n[ \t]*;')
 _ASSIGN_VALUE = _rx(_ASSIGN_HEAD + rb'[ \t]*([^\n]*)')
@@ -289,25 +288,35 @@ def _block_body(indent: int) -> re.Pattern:
     "The lines after a block-scalar header that belong to it: blank, or indented more than `indent` spaces."
     return re.compile(rb'(?:\n(?:[ \t\r]*(?=\n)|[ ]{%d}[^\n]*))*' % (indent + 1))
 
-def _count_lines(framed: bytes, names) -> dict:
-    return {k: len(_CONFIG_LINES[k].findall(framed)) for k in names}
-
-def _prose(c: dict) -> int:
-    return c['significant'] - c['section'] - c['assign'] - c['key'] - (c['dash'] - c['dash_key']) - c['docmark']
-
-def _without_block_bodies(framed: bytes, c: dict) -> dict:
-    "Counts `c` minus the lines inside block-scalar bodies."
-    c, done = dict(c), 0
-    for b in _ANY_BLOCK.finditer(framed):
+def _block_bodies(framed: bytes) -> list[tuple[int, int]]:
+    "Spans of `framed` holding block-scalar bodies: the lines after `key: |` or `- |` indented deeper than that key or dash."
+    spans, done = [], 0
+    for b in sorted([*_KEY_BLOCK.finditer(framed), *_ITEM_BLOCK.finditer(framed)], key=lambda m: m.start()):
         start = framed.rfind(b'\n', 0, b.start()) + 1
         if start < done or not (m := _BLOCK_HEADER.match(framed, start)) or m.end() != b.end(): continue
         lead, dashes = len(m.group(1)), m.group(2)
         indent = lead + len(dashes) if m.group(3) else lead + len(dashes.rstrip(b' ')) - 1
-        end = _block_body(indent).match(framed, m.end()).end()
-        if end > m.end():
-            for k, n in _count_lines(framed[m.end():end] + b'\n', c).items(): c[k] -= n
-        done = end
-    return c
+        done = _block_body(indent).match(framed, m.end()).end()
+        if done > m.end(): spans.append((m.end(), done))
+    return spans
+
+class _LineCounts:
+    "Lazily counted line classes of `framed`, leaving out the lines inside `spans`."
+    def __init__(self, framed: bytes, spans=(), totals=None):
+        self.framed, self.spans, self.totals, self.seen = framed, spans, totals if totals is not None else {}, {}
+    def __getitem__(self, name: str) -> int:
+        if name not in self.seen:
+            p = _CONFIG_LINES[name]
+            if name not in self.totals: self.totals[name] = len(p.findall(self.framed))
+            self.seen[name] = self.totals[name] - sum(len(p.findall(self.framed[a:b] + b'\n')) for a, b in self.spans)
+        return self.seen[name]
+    def without(self, spans) -> '_LineCounts':
+        "The same counts with the lines inside `spans` left out (totals are shared)."
+        return _LineCounts(self.framed, spans, self.totals)
+    def prose(self, upper: bool = False) -> int:
+        "Significant lines that are no section, key, item, document marker or assignment; `upper`: a bound from the first three classes only."
+        p = self['significant'] - self['section'] - self['key']
+        return p if upper else p - self['assign'] - (self['dash'] - self['dash_key']) - self['docmark']
 
 def _yaml_parses(data: bytes) -> bool:
     "True when libyaml (else PyYAML's Python parser) accepts `data` as a stream of YAML documents."
@@ -328,19 +337,17 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     try: data.decode('utf-8')
     except UnicodeDecodeError: return None
     framed = b'\n' + data + b'\n'
-    c = _count_lines(framed, ('key', 'section'))
+    c = _LineCounts(framed)
     if c['key'] < 6 and c['section'] < 2: return None
-    c |= _count_lines(framed, ('significant',))
-    blocks = _ANY_BLOCK.search(framed) is not None
-    if c['key'] * 2 < c['significant'] and c['section'] < 2 and not (blocks and block_scalars): return None
-    c |= _count_lines(framed, ('assign', 'dash', 'dash_key', 'docmark'))
-    if c['section'] >= 2 and c['assign'] >= 4 and _prose(c) == 0 and b'"""' not in data and b"'''" not in data:
+    if c['section'] >= 2 and c['assign'] >= 4 and c.prose() == 0 and b'"""' not in data and b"'''" not in data:
         ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
         return 'ini' if ini else 'toml'
-    if blocks:
-        if not block_scalars and _KEY_BLOCK.search(framed): return None
-        if block_scalars: c = _without_block_bodies(framed, c)
-    if c['key'] < 6 or c['key'] * 2 < c['significant'] or _prose(c) * 4 > c['significant']: return None
+    if c['key'] < 6: return None
+    if not block_scalars and _KEY_BLOCK.search(framed): return None
+    if block_scalars and (_KEY_BLOCK.search(framed) or _ITEM_BLOCK.search(framed)): c = c.without(_block_bodies(framed))
+    sig = c['significant']
+    if c['key'] < 6 or c['key'] * 2 < sig: return None
+    if c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig: return None
     return 'yaml' if _yaml_parses(data) else None
 
 # %% ../nbs/03_detect.ipynb #19a412f2
@@ -359,8 +366,8 @@ _PROMPT = re.compile(rb'[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[^\n$#]*[$#](?=[ \t\r\n]
 _PROMPT_TAIL = re.compile(rb'@[A-Za-z0-9_.-]+:[^\n$#]*[$#](?=[ \t\r\n]|\Z)')
 
 def _is_terminal(body: bytes) -> bool:
-    if b'\x1b[' in body and _CSI.search(body): return True
-    if body.count(b'\r') - body.count(b'\r\n') >= 3 and not _is_log(body): return True
+    if b'\x1b' in body and _CSI.search(body): return True
+    if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _is_log(body): return True
     prompts = 0
     for m in _PROMPT_TAIL.finditer(body):
         start = body.rfind(b'\n', 0, m.start()) + 1
@@ -377,8 +384,12 @@ def _count_at_least(pattern: re.Pattern, text: bytes, n: int) -> bool:
         if i >= n: return True
     return False
 
+def _has(body: bytes, marker: bytes) -> bool:
+    "`marker in body`, asking first without the trailing space (a common last byte slows substring search)."
+    return marker.rstrip(b' ') in body and marker in body
+
 def _is_diff(body: bytes) -> bool:
-    if not (b'\n@@ ' in body or b'diff --git ' in body or (b'\n--- ' in body and b'\n+++ ' in body)): return False
+    if not (_has(body, b'diff --git ') or _has(body, b'\n@@ ') or (_has(body, b'\n--- ') and _has(body, b'\n+++ '))): return False
     return _count_at_least(_DIFF_LINE, b'\n' + body, 4)
 
 # %% ../nbs/03_detect.ipynb #384ce99a
@@ -417,31 +428,40 @@ def _bounded(t: bytes, i: int, j: int) -> bool:
     "True when `t[i:j]` is a whole word (ASCII word characters, as regex `\\b`)."
     return (i == 0 or t[i - 1] not in _WORD) and (j >= len(t) or t[j] not in _WORD)
 
-def _log_line_count(body: bytes, enough: int) -> int:
-    "How many lines of `body` carry a log signal, counting at most a little past `enough`."
-    starts = set()
-    for m in _LOG_LINE_START.finditer(b'\n' + body): starts.add(m.start())
-    for text, words in ((body.lower(), _LEVELS), (body, _OUTCOMES)):
+def _log_signals(body: bytes, framed: bytes, low: bytes, lo: int, hi: int, starts: set, enough: int):
+    "Add to `starts` the start of every line in `body[lo:hi]` (line-aligned) that carries a log signal; stop early at `enough`."
+    for m in _LOG_LINE_START.finditer(framed, lo, hi + 1): starts.add(m.start())
+    for text, words in ((low, _LEVELS), (body, _OUTCOMES)):
         for w in words:
-            if len(starts) >= enough: return len(starts)
-            i = text.find(w)
+            if len(starts) >= enough: return
+            i = text.find(w, lo, hi)
             while i >= 0:
                 if _bounded(text, i, i + len(w)) or (w == b'warn' and text[i + 4:i + 7] == b'ing' and _bounded(text, i, i + 7)):
                     starts.add(text.rfind(b'\n', 0, i) + 1)
-                    i = text.find(b'\n', i)
+                    i = text.find(b'\n', i, hi)
                     if i < 0: break
-                i = text.find(w, i + 1)
-    for m in _CLOCK.finditer(body):
+                i = text.find(w, i + 1, hi)
+    for m in _CLOCK.finditer(body, lo, hi):
         p = m.start() - 2
         if p >= 0 and body[p:p + 2].isdigit() and (_bounded(body, p, p + 8) or (p >= 11 and _DATETIME.match(body, p - 11))):
             starts.add(body.rfind(b'\n', 0, p) + 1)
+
+def _log_line_count(body: bytes) -> int:
+    "How many lines of `body` carry a log signal."
+    starts = set()
+    _log_signals(body, b'\n' + body, body.lower(), 0, len(body), starts, len(body) + 1)
     return len(starts)
 
 def _is_log(body: bytes) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 4: return False
     need = max(3, (lines + 1) // 2)
-    return _log_line_count(body, need) >= need
+    framed, low, starts = b'\n' + body, body.lower(), set()
+    cut = body.find(b'\n', len(body) * 3 // 5) + 1 or len(body)       # the first ~60%, ending at a line end
+    _log_signals(body, framed, low, 0, cut, starts, need)
+    if len(starts) < need and len(starts) + body.count(b'\n', cut) + 1 >= need:
+        _log_signals(body, framed, low, cut, len(body), starts, need)
+    return len(starts) >= need
 
 # %% ../nbs/03_detect.ipynb #3be7edce
 _SEARCH_LINE = re.compile(rb'\n(?:([./~A-Za-z0-9_-][^:\n]{0,239}):\d+(?::\d+)?:|https?://)')
