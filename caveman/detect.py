@@ -29,6 +29,12 @@ def _rx(pattern: bytes) -> re.Pattern:
     "Compile a bytes pattern, turning each `{P}` into a possessive mark where Python supports one."
     return re.compile(pattern.replace(b'{P}', _P))
 
+def _count_at_least(pattern: re.Pattern, text: bytes, n: int) -> bool:
+    "True when `pattern` matches `text` at least `n` times (stops at the n-th match)."
+    for i, _ in enumerate(pattern.finditer(text), 1):
+        if i >= n: return True
+    return False
+
 # %% ../nbs/03_detect.ipynb #5ab83c3e
 @dataclass(frozen=True)
 class FileWrapper:
@@ -75,6 +81,7 @@ _GUTTER = _rx(rb'\n[ ]*{P}(\d{1,12}{P})(?:\t| \| |: )?')
 def _listing_source(data: bytes) -> bytes | None:
     "The source text under a line-number gutter (reference §2.3), or None if `data` is not a listing."
     if data.count(b'\n') < MIN_LISTING_LINES - 1 or not _FIRST_LINE.match(data): return None
+    if not (b'\t' in data or b' | ' in data or b': ' in data): return None       # no separator: no source text
     if not _LISTING.fullmatch(data): return None
     parts = _GUTTER.split(b'\n' + data)        # [text before, number, text, number, text, ...]
     nums = list(map(int, parts[1::2]))
@@ -149,12 +156,13 @@ class Gutter:
                     numbers.append(src[idx[k]][0]); continue
             numbers.append(src[min(cursor, last)][0])
         if traced * 2 < nonblank: return None
-        st, out = self.style, []
+        st, out, prev = self.style, [], 0
         for n, line in zip(numbers, lines):
             blank = not line.strip(_WS)
-            if n < 1 or (blank and st['blank'] == 'none'): out.append(line)
-            elif blank and st['blank'] == 'bare' and line in (b'', b'\r'): out.append(self._field(n) + line)
+            if n < 1 or (blank and (st['blank'] == 'none' or n <= prev)): out.append(line); continue
+            if blank and st['blank'] == 'bare' and line in (b'', b'\r'): out.append(self._field(n) + line)
             else: out.append(self._field(n) + st['sep'] + line)
+            prev = n
         return b'\n'.join(out) + (b'\n' if trailing else b'')
 
     def wrap(self, body: bytes) -> bytes:
@@ -362,27 +370,15 @@ def _is_json(body: bytes) -> bool:
 
 # %% ../nbs/03_detect.ipynb #3192af0a
 _CSI = re.compile(rb'\x1b\[[0-9;?]*[ -/]*[@-~]')
-_PROMPT = re.compile(rb'[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[^\n$#]*[$#](?=[ \t\r\n]|\Z)')
-_PROMPT_TAIL = re.compile(rb'@[A-Za-z0-9_.-]+:[^\n$#]*[$#](?=[ \t\r\n]|\Z)')
+_PROMPT = _rx(rb'\n[A-Za-z0-9_.-]{1,64}{P}@[A-Za-z0-9_.-]{1,253}{P}:[^\n$#]{0,4096}{P}[$#](?=[ \t\r\n])')
 
 def _is_terminal(body: bytes) -> bool:
     if b'\x1b' in body and _CSI.search(body): return True
     if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _is_log(body): return True
-    prompts = 0
-    for m in _PROMPT_TAIL.finditer(body):
-        start = body.rfind(b'\n', 0, m.start()) + 1
-        if (p := _PROMPT.match(body, start)) and p.end() == m.end():
-            prompts += 1
-            if prompts >= 2: return True
-    return False
+    return b'@' in body and _count_at_least(_PROMPT, b'\n' + body + b'\n', 2)
 
 # %% ../nbs/03_detect.ipynb #23e4e9a2
 _DIFF_LINE = re.compile(rb'\n(?:diff --git |@@ |[+-][^+-])')
-
-def _count_at_least(pattern: re.Pattern, text: bytes, n: int) -> bool:
-    for i, _ in enumerate(pattern.finditer(text), 1):
-        if i >= n: return True
-    return False
 
 def _has(body: bytes, marker: bytes) -> bool:
     "`marker in body`, asking first without the trailing space (a common last byte slows substring search)."
