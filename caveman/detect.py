@@ -138,7 +138,8 @@ class Gutter:
         "`body` with each line numbered by tracing it to the source (reference §2.3, in the input's style), or None when fewer than half of its non-blank lines trace back."
         src = self.lines
         lines = body.split(b'\n')
-        trailing = body.endswith(b'\n')
+        # a listing whose last line is an empty numbered line has a source ending in '\n' without a final newline
+        trailing = body.endswith(b'\n') and (self.listing.endswith(b'\n') or not src or src[-1][1] != b'')
         if trailing: lines.pop()
         if not src or not lines: return None
         where = {}
@@ -262,7 +263,8 @@ def parse_table(data: bytes) -> Table | None:
     if not s: return None
     if s[0] == '|' and (rows := _markdown_rows(text)):
         return Table(rows, 2, '|', True, crlf_majority(data), data.endswith(b'\n'))
-    first = s.split('\n', 1)[0]
+    i = len(text) - len(text.lstrip())                  # the first non-blank line, as written
+    first = text[text.rfind('\n', 0, i) + 1:].split('\n', 1)[0]
     tabs, commas = first.count('\t'), first.count(',')
     d = '\t' if tabs >= 1 and tabs > commas else ','
     if d not in first: return None
