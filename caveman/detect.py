@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS', 'MIN_TABLE_ROWS',
            'MIN_CONFIG_LINES', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap',
-           'rewrap', 'Table', 'parse_table', 'classify_config', 'detect']
+           'rewrap', 'Table', 'parse_table', 'yaml_parses', 'classify_config', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, json, operator, re, sys
@@ -328,8 +328,8 @@ class _LineCounts:
         p = self['significant'] - self['section'] - self['key']
         return p if upper else p - self['assign'] - (self['dash'] - self['dash_key']) - self['docmark']
 
-def _yaml_parses(data: bytes) -> bool:
-    "True when libyaml (else PyYAML's Python parser) accepts `data` as a stream of YAML documents."
+def yaml_parses(data: bytes) -> bool:
+    "True when `data` (bytes) is a syntactically valid stream of YAML documents: libyaml's event parser accepts it (else PyYAML's Python parser); no objects are built."
     try:
         from yaml import _yaml
         _yaml.CParser(data).raw_parse()
@@ -358,7 +358,7 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     sig = c['significant']
     if c['key'] < 6 or c['key'] * 2 < sig: return None
     if c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig: return None
-    return 'yaml' if _yaml_parses(data) else None
+    return 'yaml' if yaml_parses(data) else None
 
 # %% ../nbs/03_detect.ipynb #19a412f2
 def _reject_constant(name): raise ValueError(name)
@@ -439,10 +439,13 @@ def _log_signals(body: bytes, framed: bytes, low: bytes, lo: int, hi: int, start
                     i = text.find(b'\n', i, hi)
                     if i < 0: break
                 i = text.find(w, i + 1, hi)
-    for m in _CLOCK.finditer(body, lo, hi):
-        p = m.start() - 2
+    m = _CLOCK.search(body, lo, hi)
+    while m:
+        p, nxt = m.start() - 2, m.start() + 1
         if p >= 0 and body[p:p + 2].isdigit() and (_bounded(body, p, p + 8) or (p >= 11 and _DATETIME.match(body, p - 11))):
             starts.add(body.rfind(b'\n', 0, p) + 1)
+            nxt = body.find(b'\n', p) + 1 or hi                      # one hit per line is enough
+        m = _CLOCK.search(body, nxt, hi)
 
 def _log_line_count(body: bytes) -> int:
     "How many lines of `body` carry a log signal."

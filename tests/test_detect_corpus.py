@@ -77,6 +77,8 @@ PATHOLOGICAL = {
     'level words': b'INFO ' * 60_000,
     'warnings': b'warnings ' * 40_000,
     'clock-ish': b'1:22:33:44:' * 30_000,
+    'clock times on one line': b'at 12:30:45 ' * 30_000,
+    'unbounded clock times': b'x 12:30:45' * 30_000,
     'grep context': b'a-1-b-2-c-3-' * 25_000 + b'\n' + b'p:1: x\n' * 4,
     'search prefix': (b'x' * 239 + b'\n') * 1000,
     'markdown pipes': b'|' * 300_000,
