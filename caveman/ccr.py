@@ -12,7 +12,7 @@ __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_P
            'ratio', 'empty_summary']
 
 # %% ../nbs/02_ccr.ipynb #7b9fbcb8
-import errno, hashlib, json, os, re, sqlite3, stat, threading, time, urllib.parse
+import errno, hashlib, json, os, re, sqlite3, stat, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fastcore.basics import patch
@@ -274,9 +274,13 @@ class Store:
     def __repr__(self): return f'Store({self.path!r}, max_bytes={self.max_bytes}{", closed" if self.closed else ""})'
 
 # %% ../nbs/02_ccr.ipynb #4d0fd2da
+def _uri_path(path: str) -> str:
+    "Escape the three characters that are special in an SQLite URI filename (`%`, `?`, `#`); no URL library needed (the MCP server imports none)."
+    return path.replace('%', '%25').replace('?', '%3f').replace('#', '%23')
+
 def _connect(path: str) -> sqlite3.Connection:
     if path == ':memory:': target, uri = ':memory:', False
-    else: target, uri = 'file:' + urllib.parse.quote(path) + '?mode=rw', True
+    else: target, uri = 'file:' + _uri_path(path) + '?mode=rw', True
     conn = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f'PRAGMA busy_timeout={BUSY_TIMEOUT_MS}')
     return conn

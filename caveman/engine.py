@@ -52,18 +52,21 @@ class RecoveryStoreError(RuntimeError):
         super().__init__(message); self.result = result
 
 # %% ../nbs/30_engine.ipynb #73b66ed6
-BUILTIN = [
-    'json',
-    'log',
+from .compressors import json as _json, log as _log, diff as _diff, html as _html, code as _code
+from .compressors import repetition as _repetition, toon as _toon
+from . import toolschema as _toolschema
+
+BUILTIN = [  # one line per compressor module
+    _json, _log, _diff, _html, _code, _repetition, _toon,
+    _toolschema,
 ]
 
 def default_registry() -> dict[str, Compressor]:
-    "`{content_type: Compressor}` for every module named in `BUILTIN` (reference §1.7)."
-    import importlib
+    "`{content_type: Compressor}` for every module in `BUILTIN` (reference §1.7); plain imports, so the server's no-dynamic-import guard holds."
     reg = {}
-    for name in BUILTIN:
-        c = importlib.import_module(f'caveman.compressors.{name}').COMPRESSOR
-        reg[c.content_type] = c
+    for mod in BUILTIN:
+        for c in (getattr(mod, 'COMPRESSOR', None), getattr(mod, 'ANNOTATIONS_COMPRESSOR', None)):
+            if c is not None: reg[c.content_type] = c
     return reg
 
 # %% ../nbs/30_engine.ipynb #6f05cd5d
