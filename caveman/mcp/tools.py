@@ -141,9 +141,7 @@ Tools.compress = compress_tool
 
 # %% ../../nbs/52_mcp_tools.ipynb #849072ba
 def _fetch(self: Tools, handle: str, query: str) -> str:
-    try:
-        q = query.strip()
-        data = self.engine.retrieve_query(handle, q) if q and hasattr(self.engine, 'retrieve_query') else self.engine.retrieve(handle)
+    try: data = self.engine.retrieve_query(handle, query) if query.strip() else self.engine.retrieve(handle)
     except ccr.NotFound: raise ToolError('cave_unknown_handle', f'no original found for handle {handle}')
     except ccr.StoreError as e: raise ToolError('cave_unknown_handle', f'no original found for handle {handle}: {e}')
     return as_text(data)
