@@ -6,7 +6,7 @@
 __all__ = ['MAX_INPUT', 'STDIN', 'COMMANDS', 'USAGE', 'CliError', 'read_input', 'Reply', 'compress', 'retrieve', 'detect',
            'stats', 'toon', 'run', 'main']
 
-# %% ../nbs/60_cli.ipynb #5b3d57b9
+# %% ../nbs/60_cli.ipynb #67624199
 import io, json, logging, os, sys
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -38,7 +38,7 @@ def read_input(file: str, stdin=None, cap: int = MAX_INPUT) -> bytes:
     if n > cap: raise CliError('cave_input_too_large', f'input exceeds the {cap:,}-byte cap ({cap // 2**20} MiB); nothing was compressed or stored')
     return b''.join(chunks)
 
-# %% ../nbs/60_cli.ipynb #2f522765
+# %% ../nbs/60_cli.ipynb #6de48580
 @dataclass
 class Reply:
     "What a command produced: `out` (bytes for stdout) and `report` (a dict written as one JSON line on stderr, or None)."
@@ -55,7 +55,7 @@ def _store():
     try: return ccr.open_store(None, create_dirs=True)
     except Exception as e: raise CliError('cave_store_unavailable', f'cannot open the recovery store: {e}') from None
 
-# %% ../nbs/60_cli.ipynb #cdb05c06
+# %% ../nbs/60_cli.ipynb #45e9d64c
 def compress(file: Param('input file; - or nothing reads stdin', str, opt=False, nargs='?') = '-',
              type: Param('force a content type (json, log, diff, code, toon, repetition, …); default: detect', str) = '',
              query: Param('relevance query for query-aware compressors', str) = '',
@@ -87,7 +87,7 @@ def compress(file: Param('input file; - or nothing reads stdin', str, opt=False,
     if warnings: report['warnings'] = warnings
     return Reply(r.output, report)
 
-# %% ../nbs/60_cli.ipynb #e6e1b818
+# %% ../nbs/60_cli.ipynb #600ff331
 def retrieve(handle: Param('recovery handle: ccr_…, <<ccr:ccr_…>>, ccr:ccr_… or ccr://…', str, opt=False),
              query: Param('narrow to the units that best match this query (BM25)', str) = '') -> Reply:
     "The original bytes behind HANDLE, or with --query the query-narrowed view, on stdout."
@@ -104,7 +104,7 @@ def retrieve(handle: Param('recovery handle: ccr_…, <<ccr:ccr_…>>, ccr:ccr_�
         except ccr.StoreError as e: raise CliError('cave_unknown_handle', f'no original found for handle {handle}: {e}') from None
     finally: store.close()
 
-# %% ../nbs/60_cli.ipynb #a07f50d8
+# %% ../nbs/60_cli.ipynb #e8c8a0b4
 def detect(file: Param('input file; - or nothing reads stdin', str, opt=False, nargs='?') = '-') -> Reply:
     "The detected content type of FILE or stdin, and a newline, on stdout."
     from caveman.detect import detect as detect_type, unwrap
@@ -117,7 +117,7 @@ def stats() -> Reply:
     try: return Reply((json.dumps(Engine(store).stats(), separators=(',', ':')) + '\n').encode())
     finally: store.close()
 
-# %% ../nbs/60_cli.ipynb #7bf4b21c
+# %% ../nbs/60_cli.ipynb #d3060b05
 _DELIMITERS = {',': ',', 'comma': ',', '\t': '\t', 'tab': '\t', '\\t': '\t', '|': '|', 'pipe': '|'}
 
 def toon(op: Param('encode (JSON -> TOON) or decode (TOON -> JSON)', str, opt=False, choices=['encode', 'decode']),
@@ -137,7 +137,7 @@ def toon(op: Param('encode (JSON -> TOON) or decode (TOON -> JSON)', str, opt=Fa
         raise CliError('cave_invalid_json' if op == 'encode' else 'cave_invalid_toon', str(e)) from None
     return Reply((text + '\n').encode('utf-8', 'surrogatepass'))
 
-# %% ../nbs/60_cli.ipynb #c5d305eb
+# %% ../nbs/60_cli.ipynb #6fbacc94
 COMMANDS = {'compress': compress, 'retrieve': retrieve, 'detect': detect, 'stats': stats, 'toon': toon}
 
 USAGE = """usage: caveman <command> [options]
@@ -173,7 +173,7 @@ def run(argv: list[str], stdin=None) -> tuple[int, bytes, bytes]:
     if name not in COMMANDS: return 2, b'', f'caveman: unknown command {name!r}\n\n{USAGE}'.encode()
     p = _parser(name)
     if any(a in ('-h', '--help') for a in rest): return 0, p.format_help().encode(), b''
-    try: args = vars(p.parse_args(rest))
+    try: args = vars(p.parse_intermixed_args(rest))   # options may come before or after FILE
     except _UsageError as e: return 2, b'', str(e).encode()
     args.pop('pdb', None); args.pop('xtra', None)
     token = STDIN.set(stdin)
