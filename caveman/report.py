@@ -7,7 +7,7 @@ __all__ = ['MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY', 'LINE_UNITS', 'HIGHLIGHT'
            'is_contract', 'json_marker', 'Claim', 'parse_invariants', 'check_claims', 'Run', 'Alignment', 'align_lines',
            'scan_json', 'indent_json', 'align_json', 'align', 'describe', 'claims_html', 'runs_html', 'report_html']
 
-# %% ../nbs/62_report.ipynb #54c11985
+# %% ../nbs/62_report.ipynb #a07ff9f9
 import re
 from dataclasses import dataclass, field
 
@@ -42,7 +42,7 @@ def is_contract(line: str) -> bool:
     "True when `line` is (or holds, as a table cell) the once-per-payload contract line (reference §3.3)."
     return CONTRACT_PREFIX in line
 
-# %% ../nbs/62_report.ipynb #958631f9
+# %% ../nbs/62_report.ipynb #d237cebd
 MARKER_KEY, INVARIANTS_KEY, NOTE_KEY = '__caveman_elided__', '__caveman_invariants__', '__caveman_note__'
 
 def json_marker(obj) -> Marker | None:
@@ -53,7 +53,7 @@ def json_marker(obj) -> Marker | None:
     as_text = lambda v: v if isinstance(v, str) else ''
     return Marker('elements', n, as_text(obj.get(INVARIANTS_KEY)), as_text(obj.get(NOTE_KEY)))
 
-# %% ../nbs/62_report.ipynb #7e75ca00
+# %% ../nbs/62_report.ipynb #756d3a68
 @dataclass
 class Claim:
     "One invariant a marker's summary states (reference §3.2), and whether it holds on the units the marker replaced (`None`: not checked)."
@@ -111,7 +111,7 @@ def parse_invariants(summary: str) -> list[Claim]:
         sections.append([part, got])
     return [c for text, got in sections for c in (got if got is not None else [Claim('unparsed', '', text)])]
 
-# %% ../nbs/62_report.ipynb #1b07681c
+# %% ../nbs/62_report.ipynb #3e531bc8
 def _utf8(s: str) -> bytes: return s.encode('utf-8', 'surrogatepass')
 
 def _float(s: str) -> float | None:
@@ -147,7 +147,7 @@ def check_claims(claims: list[Claim], units: list[list[tuple[str, str]]]) -> lis
     for c in claims: c.holds = _holds(c, [d.get(c.field) for d in firsts]) if firsts else None
     return claims
 
-# %% ../nbs/62_report.ipynb #98752791
+# %% ../nbs/62_report.ipynb #12d9c132
 @dataclass
 class Run:
     "One run of an alignment: `kind` is 'kept', 'elided', 'dropped', 'rewritten' or 'note'; spans are `(start, end)` character offsets."
@@ -171,7 +171,7 @@ class Alignment:
     def view_text(self, run: Run) -> str: return self.view[run.view[0]:run.view[1]]
     def original_text(self, run: Run) -> str: return '' if run.original is None else self.original[run.original[0]:run.original[1]]
 
-# %% ../nbs/62_report.ipynb #cec40340
+# %% ../nbs/62_report.ipynb #2e775672
 import bisect
 
 LINE_UNITS = ('lines', 'context lines', 'search result lines', 'config lines', 'identical lines')
@@ -208,7 +208,7 @@ class _Lines:
         exact = next((hits[j] for j in range(k, min(k + 64, len(hits))) if self.lines[hits[j]] == line), None)
         return exact if exact is not None else (hits[k] if k < len(hits) else None)
 
-# %% ../nbs/62_report.ipynb #b98521f1
+# %% ../nbs/62_report.ipynb #9349d1d4
 _ELLIPSIS_BODY = re.compile(r'(?:\s*\d+(?:\t|→|:|\|)?)?\s*\.\.\.\s*')   # `...`, maybe behind a line-number gutter
 
 def _python_ellipsis(line: str, content_type: str) -> bool: return content_type == 'code' and bool(_ELLIPSIS_BODY.fullmatch(line))
@@ -272,7 +272,7 @@ def align_lines(original: str, view: str, content_type: str = '') -> Alignment:
         runs.append(Run('dropped', v.span(len(v), len(v)), o.span(cur, len(o))))
     return Alignment(original, view, runs, exact)
 
-# %% ../nbs/62_report.ipynb #e1bfcf9f
+# %% ../nbs/62_report.ipynb #25459653
 import json
 
 _WS = re.compile(r'[ \t\n\r]*')
@@ -316,7 +316,7 @@ def scan_json(text: str) -> _Node:
     if _WS.match(text, i).end() != len(text): raise ValueError(f'trailing content at {i}')
     return node
 
-# %% ../nbs/62_report.ipynb #9083522e
+# %% ../nbs/62_report.ipynb #500a012b
 def _members(text: str, node: _Node, sort: bool) -> list:
     if node.kind != 'obj': return node.items
     last = {}
@@ -345,7 +345,7 @@ def indent_json(text: str, root: _Node, inline=lambda node: False, sort: bool = 
     walk(root, 0)
     return ''.join(out), spans
 
-# %% ../nbs/62_report.ipynb #5c1d556f
+# %% ../nbs/62_report.ipynb #d1087c88
 from .compressors.base import loads_lexical, json_fields
 
 def _decoded(text: str, node: _Node): return json.loads(text[node.start:node.end])
@@ -401,7 +401,7 @@ def align_json(original: str, view: str) -> Alignment:
     if vpos < len(v_text) or opos < len(o_text): runs.append(Run('kept', (vpos, len(v_text)), (opos, len(o_text))))
     return Alignment(o_text, v_text, runs, exact, reindented=True)
 
-# %% ../nbs/62_report.ipynb #3aa731ae
+# %% ../nbs/62_report.ipynb #2bf8c3c2
 import csv, io
 from .compressors.base import log_fields, row_fields
 from .detect import parse_table
@@ -437,7 +437,7 @@ def align(original: bytes | str, view: bytes | str, content_type: str = '') -> A
     _check_line_claims(a, content_type)
     return a
 
-# %% ../nbs/62_report.ipynb #46bc8983
+# %% ../nbs/62_report.ipynb #9b193a58
 import html as _html
 
 HIGHLIGHT = '#ffc933'
@@ -471,7 +471,7 @@ def _folded(text: str, fold: int) -> str:
     return (f'<pre>{_esc(head)}</pre><details class="cv-fold"><summary>{len(lines) - 2 * fold:,} more lines</summary>'
             f'<pre>{_esc(mid)}</pre></details><pre>{_esc(tail)}</pre>')
 
-# %% ../nbs/62_report.ipynb #6e8c6e56
+# %% ../nbs/62_report.ipynb #91f46895
 def _nbytes(text: str) -> int: return len(text.encode('utf-8', 'surrogatepass'))
 
 def describe(m: Marker) -> str:
@@ -491,7 +491,7 @@ def claims_html(r: Run) -> str:
     if r.marker is not None and r.marker.note: items.append(f'<li class="cv-unchecked">contract note: {_esc(r.marker.note)}</li>')
     return f'<ul class="cv-claims">{"".join(items)}</ul>' if items else ''
 
-# %% ../nbs/62_report.ipynb #66b572be
+# %% ../nbs/62_report.ipynb #649ef822
 def _line_no(text: str, pos: int) -> int: return text.count('\n', 0, pos) + 1
 
 def _where(a: Alignment, r: Run) -> str:
@@ -521,7 +521,7 @@ def runs_html(a: Alignment, fold: int = 24) -> str:
     return ('<table class="cv-sxs"><colgroup><col style="width:50%"><col style="width:50%"></colgroup>'
             '<thead><tr><th>original</th><th>compressed view</th></tr></thead><tbody>' + ''.join(rows) + '</tbody></table>')
 
-# %% ../nbs/62_report.ipynb #23192843
+# %% ../nbs/62_report.ipynb #e9c56c3b
 def _bar(label: str, n: int, of: int, colour: str) -> str:
     w = 100 * n / of if of else 0
     return (f'<div class="cv-bar"><span class="cv-bar-label">{label}</span><span class="cv-bar-track">'
@@ -561,8 +561,9 @@ def report_html(original: bytes | str, result, source: str = '', query: str = ''
         trs = ''.join(f'<tr><td><a href="#cv-run-{i}">{i}</a></td><td>{_esc(describe(r.marker))}</td><td>{_esc(_where(a, r))}</td>'
                       f'<td>{_nbytes(a.original_text(r)):,}</td><td>{len(r.claims)}</td></tr>' for i, r in enumerate(elided, 1))
         hidden = sum(_nbytes(a.original_text(r)) for r in elided)
-        runs = (f'<details class="cv-runlist"><summary><b>Elided runs</b>: {len(elided)} markers standing for {hidden:,} bytes; '
-                f'{len(claims)} claims, {held} hold'
+        plural = lambda n, word: f'{n:,} {word}' + ('' if n == 1 else 's')
+        runs = (f'<details class="cv-runlist"><summary><b>Elided runs</b>: {plural(len(elided), "marker")} standing for {hidden:,} bytes; '
+                f'{plural(len(claims), "claim")}, {held} hold'
                 + (f', <span class="cv-warn">{sum(c.holds is False for c in claims)} do not</span>' if any(c.holds is False for c in claims) else '')
                 + '</summary><table class="cv-runs"><tr><th>#</th><th>replaced</th><th>where</th><th>bytes</th><th>claims</th></tr>' + trs + '</table></details>')
     notes = []
