@@ -7,7 +7,7 @@ __all__ = ['STOP_WORDS', 'words', 'tokenize', 'bm25_scores']
 
 # %% ../nbs/04_bm25.ipynb #85ddae65
 import math, re
-from rank_bm25 import BM25Okapi
+from functools import cache
 
 _WORD = re.compile(r'\w+')
 
@@ -34,21 +34,26 @@ def tokenize(text: str) -> list[str]:
     return [t for t in words(text.lower()) if (len(t) >= 2 or not t.isascii()) and t not in STOP_WORDS]
 
 # %% ../nbs/04_bm25.ipynb #1bc2280b
-class _Okapi(BM25Okapi):
-    "`BM25Okapi` with the idf `ln(1 + (N - df + 0.5) / (df + 0.5))` and `avgdl = 1.0` for token-less corpora."
-    def _initialize(self, corpus):
-        nd = super()._initialize(corpus)
-        if not self.avgdl: self.avgdl = 1.0
-        return nd
+@cache
+def _okapi() -> type:
+    "`rank_bm25.BM25Okapi` with the idf `ln(1 + (N - df + 0.5) / (df + 0.5))` and `avgdl = 1.0` for token-less corpora; built on first use."
+    from rank_bm25 import BM25Okapi
 
-    def _calc_idf(self, nd):
-        n = self.corpus_size
-        self.idf = {w: math.log(1 + (n - df + 0.5) / (df + 0.5)) for w, df in nd.items()}
+    class Okapi(BM25Okapi):
+        def _initialize(self, corpus):
+            nd = super()._initialize(corpus)
+            if not self.avgdl: self.avgdl = 1.0
+            return nd
+
+        def _calc_idf(self, nd):
+            n = self.corpus_size
+            self.idf = {w: math.log(1 + (n - df + 0.5) / (df + 0.5)) for w, df in nd.items()}
+    return Okapi
 
 def bm25_scores(docs: list[str], query: str, k1: float = 1.5, b: float = 0.75) -> list[float]:
     "One Okapi BM25 score (float >= 0) per document of `docs` for the distinct tokens of `query`; all 0.0 when the query has no tokens (reference §5.2)."
     if not docs: return []
     terms = list(dict.fromkeys(tokenize(query)))
     if not terms: return [0.0] * len(docs)
-    model = _Okapi([tokenize(d) for d in docs], k1=k1, b=b)
+    model = _okapi()([tokenize(d) for d in docs], k1=k1, b=b)
     return [float(s) for s in model.get_scores(terms)]

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['log', 'BUILTIN', 'MODES', 'Result', 'RecoveryStoreError', 'default_registry', 'normalize_mode', 'as_bytes', 'as_text',
-           'Engine', 'compress', 'retrieve', 'stats', 'simulate']
+           'Engine', 'compress', 'retrieve', 'stats', 'simulate', 'retrieve_query']
 
 # %% ../nbs/30_engine.ipynb #1c3af04a
 import logging, os
@@ -189,3 +189,15 @@ def simulate(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
     return d
 
 Engine.simulate = simulate
+
+# %% ../nbs/30_engine.ipynb #919690db
+from .retrieve import narrowed_view
+
+def retrieve_query(self: Engine, handle: str, query: str) -> bytes:
+    "The query-narrowed view (bytes) of the original behind `handle`, or the exact original when `query` is blank or the view is not shorter; raises `ccr.NotFound` like `retrieve` (reference §5.1)."
+    original = self.retrieve(handle)
+    if not (query or '').strip(): return original
+    view = narrowed_view(original, query)
+    return view if view is not None and len(view) < len(original) else original
+
+Engine.retrieve_query = retrieve_query
