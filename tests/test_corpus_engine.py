@@ -13,7 +13,7 @@ import pytest
 from caveman import ccr
 from caveman.corpus import corpus_files
 from caveman.detect import unwrap
-from caveman.engine import Engine
+from caveman.engine import Engine, default_registry
 
 KIND = dict(json='json', log='log', csv='tabular', diff='diff', search='search-result', html='html',
             yaml='config', terminal='terminal', code='code', prose='text')
@@ -95,6 +95,35 @@ def test_forced_new_kinds_never_raise_and_are_idempotent(kind, path):
         assert r.tokens_after < r.tokens_before and e.retrieve(r.recovery_handle) == data
         again = e.compress(r.output, type=kind)
         assert again.passed_through or again.output == r.output
+
+
+# ---------------------------------------------------------------- pathological inputs
+_KEYS = b''.join(b'k%d: v\n' % i for i in range(20))
+PATHOLOGICAL = {
+    'dashes before a key': _KEYS + b'- ' * 50000 + b'a: 1\n' + _KEYS,
+    'colons in a value': _KEYS + b'x: ' + b'a:' * 100000 + b'\n' + _KEYS,
+    'block headers': _KEYS + b'x: |\n' * 20000 + _KEYS,
+    'deep nesting': b''.join(b' ' * i + b'k%d:\n' % i for i in range(3000)) + _KEYS,
+    'unclosed scripts': b'<html><body>' + b'<script>' * 50000 + b'<!--' * 50000 + b'\n\n' + b'word ' * 5000,
+    'fences': b'```\n' * 100000,
+    'escape starts': b'\x1b[' * 100000 + b'\n' * 10,
+    'open osc': b'\x1b]' + b'a' * 300000 + b'\n' * 10,
+    'redraws': (b'x\r' * 50000 + b'\n') * 4,
+    'wide csv': (b'a,' * 127 + b'a\n') * 2000,
+    'quoted csv': b'a,b\n' + b'"x,""y""",1\n' * 20000,
+    'many hits': b''.join(b'p%d.py:%d: x\n' % (i, i) for i in range(20000)),
+    'flag words': b'error fail key\n' * 50000,
+}
+
+@pytest.mark.parametrize('kind', NEW_KINDS)
+@pytest.mark.parametrize('name', PATHOLOGICAL)
+def test_pathological_input_is_cheap(kind, name):
+    "A generous ceiling that catches quadratic scans and catastrophic regexes, not noise."
+    comp, data = default_registry()[kind], PATHOLOGICAL[name]
+    t0 = time.perf_counter()
+    r = comp(data)                                   # the compressor alone: the engine's token count is not under test
+    assert time.perf_counter() - t0 < 2.0, (kind, name)
+    assert r is None or r.output != data
 
 
 # ---------------------------------------------------------------- retention

@@ -64,15 +64,25 @@ from .base import Compressor, elision_marker, dropped_runs, keep_non_redundant, 
 MIN_BYTES, MIN_SECTIONS, HEAD, TAIL, QUERY_LIMIT = 1600, 7, 2, 2, 12
 _OWN_MARKER = 'sections elided (caveman)'
 _HTML_DOC = re.compile(r'\s*<(?:!doctype html|html)', re.I)
-_HTML_BLOCK = re.compile(r'<(script|style|svg)\b[^>]*>.*?</\1\s*>', re.I | re.S)
-_HTML_COMMENT = re.compile(r'<!--.*?-->', re.S)
+_HTML_OPEN = re.compile(r'<(script|style|svg)\b[^<>]*>', re.I)
 
 def _strip_html_blocks(text: str) -> tuple[str, int]:
-    "`text` with each script/style/svg block replaced by a one-section marker and comments deleted, when it looks like an HTML document; and how many things were removed."
+    "`text` with each script/style/svg block replaced by a one-section marker and comments deleted, when it looks like an HTML document; and how many things were removed. Linear: each closing tag is searched once forward, and a tag never closed is not searched again."
     if not (_HTML_DOC.match(text) or '<body' in text.lower()): return text, 0
-    text, blocks = _HTML_BLOCK.subn(elision_marker(1, 'sections'), text)
-    text, comments = _HTML_COMMENT.subn('', text)
-    return text, blocks + comments
+    low, out, pos, removed, unclosed = text.lower(), [], 0, 0, set()
+    for m in _HTML_OPEN.finditer(text):
+        tag = m.group(1).lower()
+        if m.start() < pos or tag in unclosed: continue
+        close = low.find('</' + tag, m.end())
+        gt = low.find('>', close) if close >= 0 else -1
+        if gt < 0: unclosed.add(tag); continue
+        out += [text[pos:m.start()], elision_marker(1, 'sections')]
+        pos, removed = gt + 1, removed + 1
+    out.append(text[pos:])
+    text, kept, pos = ''.join(out), [], 0
+    while (a := text.find('<!--', pos)) >= 0 and (b := text.find('-->', a + 4)) >= 0:
+        kept.append(text[pos:a]); pos, removed = b + 3, removed + 1
+    return ''.join(kept) + text[pos:], removed
 
 def compress_text(body: bytes, query: str = '') -> bytes | None:
     "Replace each run of redundant sections of a text (UTF-8, >= 1600 bytes, > 6 sections) with `… N sections elided (caveman) …`, keeping head, tail, headings, flagged sections and fenced code whole; None when declined (reference §3.6)."
