@@ -108,4 +108,5 @@ def narrowed_view(original: bytes, query: str) -> bytes | None:
         view = assemble_view(prelude, us, bm25_scores(us, query))
     except RecursionError: return None
     if view is None: return None
-    return json_bytes(view) if not prelude and us[0] == '' else view.encode('utf-8', 'surrogateescape')
+    is_json = us[0] == ''          # only JSON units carry sentinels: text units are never empty, CSV has a prelude
+    return json_bytes(view) if is_json else view.encode('utf-8', 'surrogateescape')

@@ -1,217 +1,271 @@
-"""Framing rules of caveman-mcp, checked on raw lines against a real server process.
+"""Framing rules of caveman-mcp, checked on raw lines against real server processes.
 
-The server is `tests/_echo_server.py`: caveman's transport + JSON-RPC layer around a toy dispatch
-(ping, echo, boom, exit, noisy). Each test sends bytes on stdin, closes it, and checks stdout byte by
-byte or line by line. Expected values come from SPEC §8/§13/§14.1 and reference §7.1/§10.1.
+Every rule runs against the real `caveman-mcp` console script and against `tests/_echo_server.py`
+(the same transport and JSON-RPC layer around a toy dispatch), so a rule that holds for the layer
+but is broken by the server's wiring fails here. Rules that need a handler to misbehave run against
+`tests/_caveman_faults.py` (the real server with planted `boom` / `exit` / `noisy` methods) instead
+of the plain script. Each test sends bytes on stdin, closes it, and checks stdout byte by byte or
+line by line. Expected values come from SPEC §8/§13/§14.1 and reference §7.1/§10.1.
 """
-import json, os, queue, re, subprocess, sys, threading, time
+import json, re, subprocess, time
 from pathlib import Path
 
 import pytest
 
-SERVER = Path(__file__).with_name('_echo_server.py')
-CAP_ENV = 'CAVEMAN_MCP_MAX_INBOUND_BYTES'
-MIB16 = 16 * 1024 * 1024
+from _mcp_lines import CAP_ENV, MIB16, PARSE, Live, err, ok, replies, req, run
 
-
-def server_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in (CAP_ENV, 'CAVEMAN_LOG_LEVEL')}
-    env.update(extra)
-    return env
-
-
-def run(data: bytes, timeout=120, **env) -> subprocess.CompletedProcess:
-    "Feed `data` to a fresh server, close stdin, wait for it to exit."
-    r = subprocess.run([sys.executable, str(SERVER)], input=data, capture_output=True, env=server_env(**env), timeout=timeout)
-    assert r.returncode == 0, r.stderr.decode(errors='replace')[-3000:]
-    return r
-
-
-def replies(r: subprocess.CompletedProcess) -> list:
-    "stdout as parsed JSON lines; every line must be JSON and the stream must end with a newline."
-    assert r.stdout == b'' or r.stdout.endswith(b'\n'), r.stdout[-200:]
-    return [json.loads(line) for line in r.stdout.split(b'\n')[:-1]]
-
-
-def ok(rid, result=None) -> dict: return {'jsonrpc': '2.0', 'id': rid, 'result': {} if result is None else result}
-def err(code, message, rid=None) -> dict: return {'jsonrpc': '2.0', 'id': rid, 'error': {'code': code, 'message': message}}
-def req(rid, method='ping', **kw) -> bytes: return json.dumps({'jsonrpc': '2.0', 'id': rid, 'method': method, **kw}).encode()
-
-PARSE = err(-32700, 'parse error')
+BOTH = pytest.mark.parametrize('kind', ['echo', 'caveman-mcp'])
+FAULTY = pytest.mark.parametrize('kind', ['echo', 'caveman-mcp+faults'])
+ALL = pytest.mark.parametrize('kind', ['echo', 'caveman-mcp', 'caveman-mcp+faults'])
 
 
 # --- tolerated line shapes -------------------------------------------------------------------
 
-def test_bom_is_ignored():
-    r = run(b'\xef\xbb\xbf' + req(1) + b'\n' + b'\xef\xbb\xbf' + req(2) + b'\n')
+@BOTH
+def test_bom_is_ignored(kind):
+    r = run(kind, b'\xef\xbb\xbf' + req(1) + b'\n' + b'\xef\xbb\xbf' + req(2) + b'\n')
     assert replies(r) == [ok(1), ok(2)]
 
 
-def test_crlf_line_ends():
-    r = run(req(1) + b'\r\n' + req(2) + b'\r\n')
+@BOTH
+def test_crlf_line_ends(kind):
+    r = run(kind, req(1) + b'\r\n' + req(2) + b'\r\n')
     assert r.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n'
 
 
-def test_blank_lines_get_no_answer():
-    r = run(b'\n\n   \n\r\n\t\n' + req(1) + b'\n\n\n')
+@BOTH
+def test_blank_lines_get_no_answer(kind):
+    r = run(kind, b'\n\n   \n\r\n\t\n' + req(1) + b'\n\n\n')
     assert replies(r) == [ok(1)]
 
 
-def test_invalid_utf8_is_a_parse_error_and_the_loop_goes_on():
-    r = run(b'\xff\xfe\xfd\n' + b'{"jsonrpc":"2.0","id":1,"method":"echo","params":"\xc3\x28"}\n' + b'\xed\xa0\x80\n' + req(2) + b'\n')
+@BOTH
+def test_invalid_utf8_is_a_parse_error_and_the_loop_goes_on(kind):
+    r = run(kind, b'\xff\xfe\xfd\n' + b'{"jsonrpc":"2.0","id":1,"method":"ping","params":"\xc3\x28"}\n' + b'\xed\xa0\x80\n' + req(2) + b'\n')
     assert replies(r) == [PARSE, PARSE, PARSE, ok(2)]
 
 
-def test_final_line_without_newline_is_answered():
-    assert replies(run(req(1) + b'\n' + req(2))) == [ok(1), ok(2)]
+@BOTH
+def test_final_line_without_newline_is_answered(kind):
+    assert replies(run(kind, req(1) + b'\n' + req(2))) == [ok(1), ok(2)]
 
 
-def test_malformed_line_then_valid_request():      # reference §10.1
-    assert replies(run(b'{"jsonrpc":"2.0","id":1,\n' + req(42) + b'\n')) == [PARSE, ok(42)]
+@BOTH
+def test_malformed_line_then_valid_request(kind):      # reference §10.1
+    assert replies(run(kind, b'{"jsonrpc":"2.0","id":1,\n' + req(42) + b'\n')) == [PARSE, ok(42)]
+
+
+INVALID = err(-32600, 'invalid request')
+
+@BOTH
+@pytest.mark.parametrize('line, expected', [
+    (b'"just a string"', INVALID), (b'42', INVALID), (b'null', INVALID), (b'true', INVALID),    # JSON, but not a request object
+    (b'{"jsonrpc":"2.0","id":1,"method":"ping"} trailing', PARSE), (b'{"id":1,"method":"ping",}', PARSE),
+    (b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}', PARSE), (b'{"id":1,"method":"ping","params":Infinity}', PARSE)])
+def test_not_one_request_object(kind, line, expected):
+    "Valid JSON of the wrong shape is an invalid request (−32600, JSON-RPC 2.0 §5); text that is not one JSON value (NaN and Infinity included) is −32700; both with id null."
+    assert replies(run(kind, line + b'\n' + req(2) + b'\n')) == [expected, ok(2)]
 
 
 # --- ids -------------------------------------------------------------------------------------
 
+@BOTH
 @pytest.mark.parametrize('rid', ['0', '""', '"7"', '-3', '123456789012345678901234567890123456789012345678901234567890',
-                                 '1.5', '1.50', '2e10', '-0', '9' * 5000])
-def test_id_is_echoed_byte_for_byte(rid):
-    r = run(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % rid.encode())
+                                 '1.5', '1.50', '2e10', '-0', '"café 😀"', '9' * 5000])
+def test_id_is_echoed_byte_for_byte(kind, rid):
+    r = run(kind, b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % rid.encode())
     assert r.stdout == b'{"jsonrpc":"2.0","id":%s,"result":{}}\n' % rid.encode()
 
 
+@BOTH
+def test_string_id_with_escapes_comes_back_as_the_same_string(kind):
+    "An id written with escapes is echoed as the same JSON string (its escapes may be spelled differently)."
+    r = run(kind, b'{"jsonrpc":"2.0","id":"\\u00e9\\ud83d\\ude00\\n\\"","method":"ping"}\n')
+    assert replies(r) == [ok('\u00e9\U0001F600\n"')]
+
+
+@BOTH
+@pytest.mark.parametrize('rid', [b'true', b'[1]', b'{"a":1}'])
+def test_id_of_the_wrong_type_is_an_invalid_request(kind, rid):
+    r = run(kind, b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % rid + req(2) + b'\n')
+    assert replies(r) == [err(-32600, 'invalid request: id must be a string or a number'), ok(2)]
+
+
+@BOTH
 @pytest.mark.parametrize('line', [b'{"jsonrpc":"2.0","method":"ping"}', b'{"jsonrpc":"2.0","id":null,"method":"ping"}',
                                   b'{"jsonrpc":"2.0","method":"boom"}', b'{"jsonrpc":"2.0","id":null,"method":"no/such"}',
-                                  b'{"jsonrpc":"2.0","method":"notifications/initialized"}'])
-def test_notification_is_never_answered(line):
-    r = run(line + b'\n' + req(9) + b'\n')
+                                  b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                                  b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"caveman_stats"}}'])
+def test_notification_is_never_answered(kind, line):
+    r = run(kind, line + b'\n' + req(9) + b'\n')
     assert replies(r) == [ok(9)]
+
+
+@BOTH
+def test_responses_from_the_client_are_ignored(kind):
+    r = run(kind, b'{"jsonrpc":"2.0","id":5,"result":{}}\n{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"x"}}\n' + req(7) + b'\n')
+    assert replies(r) == [ok(7)]
 
 
 # --- batches ---------------------------------------------------------------------------------
 
+DISCOVER_B = err(-32601, 'method not found: server/discover', 'b')
 BATCHES = {
-    'mixed': (b'[' + req(1) + b',{"jsonrpc":"2.0","method":"ping"},' + req('b', 'echo', params=[7]) + b']',
-              [[ok(1), ok('b', [7])]]),
+    'mixed': (b'[' + req(1) + b',{"jsonrpc":"2.0","method":"ping"},' + req('b', 'server/discover') + b']', [[ok(1), DISCOVER_B]]),
     'all notifications': (b'[{"jsonrpc":"2.0","method":"ping"},{"jsonrpc":"2.0","id":null,"method":"ping"}]', []),
     'empty': (b'[]', [err(-32600, 'empty batch')]),
+    'empty with spaces': (b'[ \t ]', [err(-32600, 'empty batch')]),
     'non-object members': (b'[1,"x",null,' + req(2) + b',[' + req(3) + b']]',
                            [[err(-32600, 'invalid request in batch')] * 3 + [ok(2), err(-32600, 'invalid request in batch')]]),
     'undecodable': (b'[' + req(1) + b',', [PARSE]),
-    'errors inside': (b'[' + req(1, 'boom') + b',' + req(2, 'server/discover') + b']',
-                      [[err(-32603, 'cave_internal_error', 1), err(-32601, 'method not found: server/discover', 2)]]),
+    'one member': (b'[' + req(0) + b']', [[ok(0)]]),
 }
 
+@BOTH
 @pytest.mark.parametrize('name', list(BATCHES))
-def test_batch_shapes(name):
+def test_batch_shapes(kind, name):
     line, expected = BATCHES[name]
-    assert replies(run(line + b'\n' + req('after') + b'\n')) == expected + [ok('after')]
+    assert replies(run(kind, line + b'\n' + req('after') + b'\n')) == expected + [ok('after')]
 
 
-def test_batch_is_one_line():                      # reference §10.1: two pings, then a request
-    r = run(b'[' + req(1) + b',' + req(2) + b']\n' + req(3) + b'\n')
+@FAULTY
+def test_batch_with_failing_members(kind):
+    line = b'[' + req(1, 'boom') + b',' + req(2, 'server/discover') + b',' + req(3, 'exit') + b',' + req(4) + b']'
+    assert replies(run(kind, line + b'\n' + req('after') + b'\n')) == [
+        [err(-32603, 'cave_internal_error', 1), err(-32601, 'method not found: server/discover', 2),
+         err(-32603, 'cave_internal_error', 3), ok(4)], ok('after')]
+
+
+@BOTH
+def test_batch_is_one_line(kind):                      # reference §10.1: two pings, then a request
+    r = run(kind, b'[' + req(1) + b',' + req(2) + b']\n' + req(3) + b'\n')
     assert r.stdout.split(b'\n')[:-1] == [b'[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]',
                                           b'{"jsonrpc":"2.0","id":3,"result":{}}']
 
 
 # --- errors ----------------------------------------------------------------------------------
 
-def test_unknown_methods_are_method_not_found():
-    r = run(req(1, 'server/discover') + b'\n' + req(2, 'resources/list') + b'\n')
-    assert replies(r) == [err(-32601, 'method not found: server/discover', 1), err(-32601, 'method not found: resources/list', 2)]
+@BOTH
+def test_unknown_methods_are_method_not_found(kind):
+    r = run(kind, req(1, 'server/discover') + b'\n' + req(2, 'resources/list') + b'\n' + req(3, '') + b'\n')
+    assert replies(r) == [err(-32601, 'method not found: server/discover', 1), err(-32601, 'method not found: resources/list', 2),
+                          err(-32601, 'method not found: ', 3)]
 
 
-def test_dispatch_that_raises_is_internal_error_and_logged():
-    r = run(req(1, 'boom') + b'\n' + req(2) + b'\n')
+@BOTH
+def test_method_that_is_not_a_string(kind):
+    r = run(kind, b'{"jsonrpc":"2.0","id":1,"method":5}\n{"jsonrpc":"2.0","id":2}\n' + req(3) + b'\n')
+    assert replies(r) == [err(-32600, 'invalid request: method must be a string', 1),
+                          err(-32600, 'invalid request: method must be a string', 2), ok(3)]
+
+
+@FAULTY
+def test_dispatch_that_raises_is_internal_error_and_logged(kind):
+    r = run(kind, req(1, 'boom') + b'\n' + req(2) + b'\n')
     assert replies(r) == [err(-32603, 'cave_internal_error', 1), ok(2)]
     log = r.stderr.decode()
     assert 'msg="dispatch failed"' in log and 'method=boom' in log and 'RuntimeError: boom handler failed on purpose' in log
 
 
-def test_system_exit_in_a_handler_does_not_end_the_loop():
-    assert replies(run(req(1, 'exit') + b'\n' + req(2) + b'\n')) == [err(-32603, 'cave_internal_error', 1), ok(2)]
+@FAULTY
+def test_system_exit_in_a_handler_does_not_end_the_loop(kind):
+    assert replies(run(kind, req(1, 'exit') + b'\n' + req(2) + b'\n')) == [err(-32603, 'cave_internal_error', 1), ok(2)]
 
 
 # --- the inbound cap -------------------------------------------------------------------------
 
-def test_over_long_line_with_a_small_cap():         # reference §10.1: cap 256, 1 KiB request, then id 2
-    big = req(1, 'echo', params={'input': 'x' * 1024})
+@BOTH
+def test_over_long_line_with_a_small_cap(kind):         # reference §10.1: cap 256, 1 KiB request, then id 2
+    big = req(1, 'tools/call', params={'name': 'caveman_compress', 'arguments': {'input': 'x' * 1024}})
     fits = req(3)[:-1] + b' ' * (255 - len(req(3))) + b'}'      # 255 bytes + newline = exactly the cap
-    r = run(big + b'\n' + req(2) + b'\n' + fits + b'\n', **{CAP_ENV: '256'})
+    r = run(kind, big + b'\n' + req(2) + b'\n' + fits + b'\n', **{CAP_ENV: '256'})
     assert replies(r) == [err(-32600, 'cave_payload_too_large: message exceeds 256 bytes'), ok(2), ok(3)]
     assert re.search(r'level=WARNING logger=caveman\.mcp\.jsonrpc msg="inbound cap exceeded" bytes=%d cap=256' % (len(big) + 1), r.stderr.decode())
 
 
+@BOTH
+def test_over_long_line_at_eof_without_newline(kind):
+    r = run(kind, req(1) + b'\n' + b'y' * 600, **{CAP_ENV: '256'})
+    assert replies(r) == [ok(1), err(-32600, 'cave_payload_too_large: message exceeds 256 bytes')]
+
+
+def test_a_bad_cap_setting_falls_back_to_the_default():
+    r = run('caveman-mcp', req(1) + b'\n', **{CAP_ENV: 'lots'})
+    assert replies(r) == [ok(1)] and 'using the default inbound cap' in r.stderr.decode()
+
+
 @pytest.mark.slow
-def test_default_cap_16_mib():
+@BOTH
+def test_default_cap_16_mib(kind):
     "A line of exactly 16 MiB (newline included) is served; one of 16 MiB + 1 byte is refused; the loop goes on."
     at_cap = req(1)[:-1] + b' ' * (MIB16 - 1 - len(req(1))) + b'}'
     over = b'z' * MIB16
     assert len(at_cap) + 1 == MIB16 and len(over) + 1 == MIB16 + 1
-    r = run(at_cap + b'\n' + over + b'\n' + req(2) + b'\n')
+    r = run(kind, at_cap + b'\n' + over + b'\n' + req(2) + b'\n')
     assert replies(r) == [ok(1), err(-32600, 'cave_payload_too_large: message exceeds 16777216 bytes'), ok(2)]
 
 
+def vm_hwm_kib(pid: int) -> int:
+    return int(next(l.split()[1] for l in open(f'/proc/{pid}/status') if l.startswith('VmHWM:')))
+
+
 @pytest.mark.slow
+@BOTH
 @pytest.mark.skipif(not Path('/proc/self/status').exists(), reason='peak RSS is read from /proc (Linux)')
-def test_draining_64_mib_with_a_16_mib_cap_keeps_memory_bounded(tmp_path):
+def test_draining_64_mib_with_a_16_mib_cap_keeps_memory_bounded(kind):
     "Peak RSS while draining a 64 MiB line grows by about one cap (16 MiB) over a baseline run; reading the line whole would add 64+ MiB, a read-then-join 32."
     def peak_rss_kib(chunks) -> tuple[int, list]:
-        errpath = tmp_path / 'err.log'
-        with open(errpath, 'wb') as errf:
-            p = subprocess.Popen([sys.executable, str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errf,
-                                 env=server_env(ECHO_SERVER_REPORT_PEAK='1'))
-            out = []
-            t = threading.Thread(target=lambda: out.append(p.stdout.read())); t.start()
-            for c in chunks: p.stdin.write(c)
-            p.stdin.close()
-            assert p.wait(timeout=120) == 0
-            t.join(30)
-        peak = int(re.search(rb'^peak_rss_kib=(\d+)$', errpath.read_bytes(), re.M)[1])
-        return peak, [json.loads(l) for l in out[0].splitlines()]
+        with Live(kind) as s:
+            for c in chunks: s.p.stdin.write(c)
+            s.send(req('sync'))
+            got = []
+            while not got or got[-1] != ok('sync'): got.append(s.reply(timeout=120))
+            peak = vm_hwm_kib(s.p.pid)                     # the server's own high-water mark, read while it runs
+            assert s.close() == 0
+        return peak, got
     base, r0 = peak_rss_kib([req(1) + b'\n'])
     t0 = time.perf_counter()
     peak, r1 = peak_rss_kib([b'q' * (1 << 20)] * 64 + [b'\n', req(2) + b'\n'])
     secs = time.perf_counter() - t0
-    assert r0 == [ok(1)]
-    assert r1 == [err(-32600, 'cave_payload_too_large: message exceeds 16777216 bytes'), ok(2)]
+    assert r0 == [ok(1), ok('sync')]
+    assert r1 == [err(-32600, 'cave_payload_too_large: message exceeds 16777216 bytes'), ok(2), ok('sync')]
     grew_mib = (peak - base) / 1024
-    print(f'\n64 MiB line drained in {secs:.2f}s; peak RSS {peak/1024:.1f} MiB vs baseline {base/1024:.1f} MiB (+{grew_mib:.1f} MiB)')
+    print(f'\n{kind}: 64 MiB line drained in {secs:.2f}s; peak RSS {peak/1024:.1f} MiB vs baseline {base/1024:.1f} MiB (+{grew_mib:.1f} MiB)')
     assert grew_mib < 24, grew_mib
 
 
 # --- stdout stays pure -----------------------------------------------------------------------
 
-def test_noisy_handler_cannot_corrupt_stdout():
-    r = run(req(1, 'noisy') + b'\n' + req(2) + b'\n')
+@FAULTY
+def test_noisy_handler_cannot_corrupt_stdout(kind):
+    r = run(kind, req(1, 'noisy') + b'\n' + req(2) + b'\n')
     assert r.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n'
     for noise in [b'print to sys.stdout', b'sys.stdout.write', b'os.write to fd 1', b'a child process printing']:
         assert noise in r.stderr
 
 
-def test_logs_are_key_value_lines_on_stderr_at_the_configured_level():
+@FAULTY
+def test_logs_are_key_value_lines_on_stderr_at_the_configured_level(kind):
     bad = b'{oops\n' + req(1, 'boom') + b'\n'
-    info = run(bad).stderr.decode()
+    info = run(kind, bad).stderr.decode()
     assert re.search(r'^time=\S+ level=INFO logger=caveman\.mcp\.jsonrpc msg="request decode failed" bytes=5 ', info, re.M), info
-    quiet = run(bad, CAVEMAN_LOG_LEVEL='error').stderr.decode()
+    quiet = run(kind, bad, CAVEMAN_LOG_LEVEL='error').stderr.decode()
     assert 'request decode failed' not in quiet and 'level=ERROR' in quiet and 'dispatch failed' in quiet
 
 
 # --- only EOF ends the loop ------------------------------------------------------------------
 
-def test_only_eof_ends_the_loop():
+@ALL
+def test_only_eof_ends_the_loop(kind):
     "Talk to a live server: after every kind of bad input it is still running and answers; closing stdin ends it with 0."
-    p = subprocess.Popen([sys.executable, str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         env=server_env(**{CAP_ENV: '1024'}))
-    lines = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(l) for l in iter(p.stdout.readline, b'')], daemon=True).start()
-    try:
-        for i, bad in enumerate([b'\xff', b'[]', b'{', b'"x"', b'x' * 5000, b'[' * 50_000, req(0, 'boom'), req(0, 'exit'), b'\xef\xbb\xbf\r']):
-            p.stdin.write(bad + b'\n' + req(f'sync{i}') + b'\n'); p.stdin.flush()
-            while True:
-                msg = json.loads(lines.get(timeout=30))
-                if msg.get('id') == f'sync{i}': break
-            assert p.poll() is None
-        p.stdin.close()
-        assert p.wait(timeout=30) == 0
-    finally:
-        if p.poll() is None: p.kill()
+    bad = [b'\xff', b'[]', b'{', b'"x"', b'x' * 5000, b'[' * 50_000, b'[' * 1000, b'[' * 500 + b']' * 500, b'\xef\xbb\xbf\r', b'\x00' * 10,
+           req(0, 'tools/call', params={'name': 'caveman_compress', 'arguments': {'input': 7}}),
+           req(0, 'tools/call', params={'name': 'caveman_retrieve', 'arguments': {'recovery_handle': 'ccr:'}}),
+           req(0, 'tools/call', params='nonsense'), req(0, 'initialize', params=[1, 2])]
+    if kind != 'caveman-mcp': bad += [req(0, 'boom'), req(0, 'exit')]
+    with Live(kind, **{CAP_ENV: '1024'}) as s:
+        for i, line in enumerate(bad):
+            s.send(line, req(f'sync{i}'))
+            while (msg := s.reply()) != ok(f'sync{i}'): assert isinstance(msg, (dict, list)), msg
+            assert s.p.poll() is None
+        assert s.close() == 0

@@ -1,17 +1,20 @@
 """Property test: no line of bytes can stop or corrupt the serve loop.
 
 Thousands of generated lines — valid requests mutated byte-wise, random bytes, random JSON, batches,
-huge and odd ids, deep nesting, lone surrogates, BOMs and CRs, lines over the cap — go into ONE
-`tests/_echo_server.py` process. After each line a `ping` with a fresh id is sent and awaited, so each
-example checks that the server is still running and that everything it wrote meanwhile is well-formed
-JSON-RPC. At the end a last `ping` is answered and closing stdin ends the process with status 0.
+huge and odd ids, deep nesting, lone surrogates, BOMs and CRs, lines over the cap, and tool calls
+with random arguments — go into ONE server process: the real `caveman-mcp`, and separately
+`tests/_echo_server.py` (the same layers around a toy dispatch). After each line a `ping` with a
+fresh id is sent and awaited, so each example checks that the server is still running and that
+everything it wrote meanwhile is well-formed JSON-RPC. At the end a last `ping` is answered and
+closing stdin ends the process with status 0.
 """
-import json, os, queue, subprocess, sys, threading
-from pathlib import Path
+import json, queue, subprocess, threading
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-SERVER = Path(__file__).with_name('_echo_server.py')
+from _mcp_lines import CAP_ENV, command, server_env
+
 CAP = 8192                       # small, so over-long lines are cheap to generate; deep nesting still fits
 EXAMPLES = 2200
 METHODS = ['ping', 'echo', 'boom', 'exit', 'noisy', 'tools/list', 'tools/call', 'initialize', 'server/discover',
@@ -68,8 +71,21 @@ over_long = st.integers(CAP, 3 * CAP).map(lambda n: b'x' * n)
 invalid_utf8 = st.builds(lambda pre, bad, post: pre + bad + post, requests().map(lambda r: r[:20]),
                          st.sampled_from([b'\xff', b'\xc3\x28', b'\xed\xa0\x80', b'\xf4\x90\x80\x80', b'\xc0\xaf', b'\xe2\x82']), requests())
 
+TOOLS = ['caveman_compress', 'caveman_retrieve', 'caveman_stats', 'caveman_toon_encode', 'caveman_toon_decode', 'caveman_nope']
+ARG_NAMES = ['input', 'content_type', 'type', 'recovery_handle', 'query']
+small_text = st.text(max_size=300) | st.sampled_from(['{"a": [1, 2', '[{"id": 1}, {"id": 2}]', 'rows[2]{id}:\n  1\n  2',
+                                                      'ccr_' + '0' * 32, '<<ccr:ccr_x>>', 'ccr://', 'json', 'toon', 'log'])
+arguments = st.one_of(st.dictionaries(st.sampled_from(ARG_NAMES), small_text | json_values, max_size=4), json_values)
+
+@st.composite
+def tool_calls(draw) -> bytes:
+    "A tools/call request for one of the five tools (or an unknown one) with random, often wrong, arguments."
+    params = {'name': draw(st.sampled_from(TOOLS))}
+    if draw(st.integers(0, 5)): params['arguments'] = draw(arguments)
+    return json.dumps({'jsonrpc': '2.0', 'id': draw(st.integers(0, 10**6)), 'method': 'tools/call', 'params': params}).encode()
+
 lines = st.one_of(requests(), mutated(), mutated(), st.binary(max_size=200), json_values.map(lambda v: json.dumps(v).encode()),
-                  batches, deep, framing, over_long, invalid_utf8, ids.map(str.encode))
+                  batches, deep, framing, over_long, invalid_utf8, ids.map(str.encode), tool_calls(), tool_calls().map(lambda b: b'[' + b + b']'))
 
 # --- the server --------------------------------------------------------------------------------
 
@@ -82,11 +98,11 @@ def well_formed(msg) -> bool:
     return set(msg) == {'jsonrpc', 'id', 'error'} and isinstance(e, dict) and isinstance(e.get('code'), int) and isinstance(e.get('message'), str)
 
 
-def test_no_line_stops_or_corrupts_the_server(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != 'CAVEMAN_LOG_LEVEL'}
-    env['CAVEMAN_MCP_MAX_INBOUND_BYTES'] = str(CAP)
+@pytest.mark.parametrize('kind', ['caveman-mcp', 'echo'])
+def test_no_line_stops_or_corrupts_the_server(kind, tmp_path):
+    env = server_env(kind, **{CAP_ENV: str(CAP)})
     with open(tmp_path / 'stderr.log', 'wb') as err:
-        p = subprocess.Popen([sys.executable, str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env)
+        p = subprocess.Popen(command(kind), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env)
         out = queue.Queue()
         threading.Thread(target=lambda: [out.put(l) for l in iter(p.stdout.readline, b'')] + [out.put(None)], daemon=True).start()
         fed, answered = [0], [0]
@@ -121,4 +137,4 @@ def test_no_line_stops_or_corrupts_the_server(tmp_path):
             assert p.wait(timeout=30) == 0
         finally:
             if p.poll() is None: p.kill()
-    print(f'\nfuzz: {fed[0]} lines, {answered[0]} responses, one server process')
+    print(f'\nfuzz ({kind}): {fed[0]} lines, {answered[0]} responses, one server process')

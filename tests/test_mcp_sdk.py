@@ -1,14 +1,17 @@
-"""caveman-mcp driven by the official MCP Python SDK client (`ClientSession` over `stdio_client`) as a
-subprocess, on the real json_* and log_* payloads of the shared corpus."""
-import asyncio, json, os
+"""caveman-mcp driven by the official MCP Python SDK 2.x client as a subprocess, in both of its modes:
+the session-level `ClientSession.initialize()` handshake and the high-level `mcp.Client(...,
+mode="auto")`, which probes `server/discover` first and falls back to `initialize` on an error
+(stalling on silence). Payloads are the real json_* and log_* files of the shared corpus."""
+import asyncio, json, os, time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from caveman.corpus import corpus_files
+import caveman
+from caveman.corpus import corpus_files, corpus_path
 from conftest import server_command
 
 FIVE = ['caveman_compress', 'caveman_retrieve', 'caveman_stats', 'caveman_toon_encode', 'caveman_toon_decode']
@@ -122,3 +125,58 @@ def test_server_creates_missing_store_directory(tmp_path):
     asyncio.run(run())
     assert (home / 'ccr.db').is_file()
     assert oct(home.stat().st_mode & 0o777) == '0o700'
+
+
+# --- every tool, in both client modes ------------------------------------------------------------
+
+async def exercise_five(list_tools, call_tool):
+    "List the five tools and call each one through the client's own API; return the compress payload."
+    tools = (await list_tools()).tools
+    assert [t.name for t in tools] == FIVE
+    original = corpus_path('json_github_list_issues.json').read_text(encoding='utf-8')
+    p = json.loads(text_of(await call_tool('caveman_compress', {'input': original})))
+    assert p['recovery_handle'] and p['tokens_after'] < p['tokens_before'] and p['content_type'] == 'json'
+    res = await call_tool('caveman_retrieve', {'recovery_handle': f'<<ccr:{p["recovery_handle"]}>>'})
+    assert not res.is_error and text_of(res) == original
+    stats = json.loads(text_of(await call_tool('caveman_stats', {})))
+    assert (stats['requests'], stats['tokens_before'], stats['scope']) == (1, p['tokens_before'], 'session')
+    rows = json.dumps([{'id': i, 'sku': f'SKU-{i}', 'on_hand': i * 3} for i in range(5)])
+    enc = json.loads(text_of(await call_tool('caveman_toon_encode', {'input': rows})))
+    assert enc['encoded'] and enc['output_bytes'] < enc['input_bytes']
+    res = await call_tool('caveman_toon_decode', {'input': enc['output']})
+    assert not res.is_error and json.loads(text_of(res)) == json.loads(rows)
+    return p
+
+def params_for(env: dict) -> StdioServerParameters:
+    cmd = server_command()
+    return StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
+
+def test_sdk_client_session_initialize_calls_every_tool(store_env, tmp_path):
+    "The session-level client: `ClientSession.initialize()` (the pre-2026 handshake), then all five tools."
+    errlog = open(tmp_path / 'stderr.log', 'w+')
+    async def run():
+        async with stdio_client(params_for(store_env), errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as s:
+                init = await s.initialize()
+                assert (init.protocol_version, init.server_info.name, init.server_info.version) == ('2024-11-05', 'caveman', caveman.__version__)
+                assert init.capabilities.tools is not None and init.instructions is None
+                await exercise_five(s.list_tools, s.call_tool)
+    asyncio.run(run())
+
+@pytest.mark.parametrize('mode', ['auto', 'legacy'])
+def test_high_level_client_calls_every_tool(mode, store_env, tmp_path):
+    """`mcp.Client(..., mode=...)`: in "auto" mode the SDK sends `server/discover` first; caveman answers
+    −32601 at once and the client falls back to `initialize` (2024-11-05) without waiting out a timeout."""
+    errlog = open(tmp_path / 'stderr.log', 'w+')
+    async def run():
+        t0 = time.perf_counter()
+        async with Client(params_for(store_env), mode=mode, read_timeout_seconds=60) as c:
+            connect = time.perf_counter() - t0
+            assert c.protocol_version == '2024-11-05'
+            assert (c.server_info.name, c.server_info.version) == ('caveman', caveman.__version__)
+            assert c.session.initialize_result is not None and c.session.discover_result is None
+            await exercise_five(c.list_tools, c.call_tool)
+        return connect
+    connect = asyncio.run(run())
+    print(f'\nmcp.Client(mode={mode!r}): connected in {connect*1e3:.0f} ms')
+    assert connect < 5, connect        # a silent server/discover would cost the SDK's 10 s probe timeout

@@ -139,18 +139,19 @@ class Tools:
             if callable(self._engine): self._engine = self._engine()
             return self._engine
 
-    def warm_up(self) -> None:
-        "Build the engine in a background thread (once; failures are logged and retried on the next tool call)."
+    def warm_up(self, delay: float = 0.0) -> None:
+        "Build the engine in a background thread after `delay` seconds (once; a failure is logged and the next tool call retries)."
         if self._warming is not None or not callable(self._engine): return
         def work():
             try: self.engine
             except Exception: log.warning('engine warm-up failed; the next tool call retries', exc_info=True)
-        self._warming = threading.Thread(target=work, name='caveman-warm-up', daemon=True)
+        self._warming = threading.Timer(delay, work)
+        self._warming.name, self._warming.daemon = 'caveman-warm-up', True
         self._warming.start()
 
-    def wait_warm(self, timeout: float | None = None) -> None:
-        "Wait for a warm-up started by `warm_up` to finish (the server calls it before exiting)."
-        if self._warming is not None: self._warming.join(timeout)
+    def stop_warm_up(self, timeout: float | None = None) -> None:
+        "Cancel a warm-up that has not started yet, or wait up to `timeout` seconds for one that has."
+        if self._warming is not None: self._warming.cancel(); self._warming.join(timeout)
 
 # %% ../../nbs/52_mcp_tools.ipynb #c9063764
 def compress_tool(self: Tools, arguments) -> dict:
