@@ -53,7 +53,9 @@ def make_private_dirs(path: str) -> str:
     "Create directory `path` and its missing parents, each new one with mode 0700; returns `path`. Raises `StoreError` if something in the way is not a directory."
     missing, p = [], os.path.abspath(path)
     while not os.path.isdir(p):
-        if os.path.lexists(p): raise StoreError(f'{p} exists and is not a directory')
+        if os.path.lexists(p):
+            if os.path.isdir(p): break  # another process created it between our two looks
+            raise StoreError(f'{p} exists and is not a directory')
         missing.append(p)
         if os.path.dirname(p) == p: break
         p = os.path.dirname(p)
