@@ -7,14 +7,14 @@ __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP'
            'MARKER_OVERHEAD', 'PRESERVE_KEYS', 'FORCE_WORDS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
            'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
            'has_failure_value', 'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker',
-           'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
+           'shorten_string', 'is_keyed_table', 'dumps_ordered', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from .base import (
-    Compressor, Compressed, NUM_OPEN, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
+    Compressor, Compressed, NUM_OPEN, NUM_CLOSE, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
     summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill)
 
 MIN_ARRAY, HEAD, TAIL = 8, 3, 2          # arrays longer than MIN_ARRAY are selected; head/tail kept
@@ -279,14 +279,28 @@ def _variance(xs: list[float]) -> float:
     return sum((v - m) * (v - m) for v in xs) / (len(xs) - 1)
 
 # %% ../../nbs/11_compressors_json.ipynb #b28a96d3
+import json
+try: from _json import make_encoder as _c_make_encoder, encode_basestring as _c_encode_str
+except ImportError: _c_make_encoder = None
+
+def _not_json(o): raise TypeError(f'{type(o).__name__} is not JSON')
+_ordered = _c_make_encoder(None, _not_json, _c_encode_str, None, ':', ',', False, False, False) if _c_make_encoder else None
+
+def dumps_ordered(value) -> str:
+    "Compact JSON text of a tree from `loads_lexical` with object members in their original order (numbers as spelled)."
+    s = ''.join(_ordered(value, 0)) if _ordered is not None and type(value) in (dict, list) else \
+        json.dumps(value, separators=(',', ':'), ensure_ascii=False, allow_nan=False)
+    return s.replace('"' + NUM_OPEN, '').replace(NUM_CLOSE + '"', '') if NUM_OPEN in s else s
+
 def _compress(body: bytes, query: str) -> tuple[bytes, bool] | None:
     "(compact JSON, whether anything was elided or cut), or None for input that is not one UTF-8 JSON value."
     try:
         doc = loads_lexical(body.decode('utf-8'))
         walk = _Walk(query, present_stems(body))
         out = walk.value(doc)
+        changed = bool(walk.markers or walk.cut)
         if walk.elided >= CONTRACT_MIN_ELIDED: walk.markers[0][NOTE_KEY] = contract_line('elements')
-        return json_bytes(dumps_lexical(out)), bool(walk.markers or walk.cut)
+        return json_bytes(dumps_lexical(out) if changed else dumps_ordered(out)), changed
     except (UnicodeDecodeError, ValueError, RecursionError): return None
 
 def compress_json(body: bytes, query: str = '') -> bytes | None:
