@@ -453,6 +453,22 @@ def _log_line_count(body: bytes) -> int:
     _log_signals(body, b'\n' + body, body.lower(), 0, len(body), starts, len(body) + 1)
     return len(starts)
 
+_STATUS_HEAD = re.compile(rb'\n[ \t]*([A-Za-z]+)[ \t]+([A-Za-z]+)(?=[ \t\r\n])[^\n]*')
+_STATEMENT = re.compile(rb'(?:[;{}(\[,:\\]|=>)[ \t\r]*\Z|\w\(|[ \t]:?=[ \t]')
+
+def _statement_like(line: bytes) -> bool:
+    "True when a line has statement structure: it ends with `; { } ( [ , : \\` or `=>`, holds a call `name(` or an assignment ` = ` / ` := `."
+    return _STATEMENT.search(line) is not None
+
+def _status_lines(framed: bytes, starts: set):
+    "Add to `starts` every line whose first two plain words open at least 3 different lines and that is no statement."
+    by_head = {}
+    for m in _STATUS_HEAD.finditer(framed):
+        by_head.setdefault((m.group(1).lower(), m.group(2).lower()), {}).setdefault(m.group(), m.start())
+    for lines in by_head.values():
+        if len(lines) >= 3:
+            starts.update(at for line, at in lines.items() if not _statement_like(line))
+
 def _is_log(body: bytes) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 4: return False
@@ -462,6 +478,7 @@ def _is_log(body: bytes) -> bool:
     _log_signals(body, framed, low, 0, cut, starts, need)
     if len(starts) < need and len(starts) + body.count(b'\n', cut) + 1 >= need:
         _log_signals(body, framed, low, cut, len(body), starts, need)
+    if len(starts) < need: _status_lines(framed, starts)
     return len(starts) >= need
 
 # %% ../nbs/03_detect.ipynb #3be7edce
@@ -503,11 +520,26 @@ def _looks_like_markdown(t: bytes) -> bool:
     return _count_at_least(_MD_HEADING, framed, 2) and (
         _count_at_least(_MD_FENCE, framed, 2) or _count_at_least(_MD_BULLET, framed, 3))
 
+_KEYWORD_START = re.compile(rb'[ \t]*(?:def|class|import|from|return|if|elif|else|for|while|try|except|raise|with|const|let'
+                            rb'|var|function|func|package|export|public|private|protected|static|struct|interface|type|fn'
+                            rb'|impl|use|pub|switch|case)\b')
+_COMMENT_START = (b'#', b'//', b'/*', b'*')
+
+def _mostly_statements(t: bytes) -> bool:
+    "At least a quarter of the non-blank, non-comment lines of `t` are statement-like (a keyword opening or `_statement_like`)."
+    lines = statements = 0
+    for line in t.split(b'\n'):
+        s = line.lstrip(b' \t')
+        if not s.rstrip(_WS) or s.startswith(_COMMENT_START): continue
+        lines += 1
+        if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
+    return statements * 4 >= lines
+
 def _is_code(body: bytes) -> bool:
     t = body.strip(_WS)
     if t.startswith(b'#!'): return True
     if not (any(k in t for k in _STRUCTURE) or (b'def ' in t and b':' in t) or _STRUCTURE_LINE.search(b'\n' + t)): return False
-    return _count_at_least(_KEYWORDS, t, 3) and not _looks_like_markdown(t)
+    return _count_at_least(_KEYWORDS, t, 3) and not _looks_like_markdown(t) and _mostly_statements(t)
 
 # %% ../nbs/03_detect.ipynb #713cd6df
 RULES = (('json', _is_json), ('terminal', _is_terminal), ('diff', _is_diff), ('html', _is_html),
