@@ -32,7 +32,7 @@ def test_bundled_manifest_covers_every_kind_and_every_fixture_file():
     assert all(r['byte_recoverable'] for r in report['fixtures'])
     fixtures = load_manifest(evals_dir() / 'manifest.yaml')
     used = {f['file'] for f in fixtures if 'file' in f}
-    on_disk = {f'fixtures/{p.name}' for p in (evals_dir() / 'fixtures').iterdir()}
+    on_disk = {f'fixtures/{p.name}' for p in (evals_dir() / 'fixtures').iterdir() if not p.name.startswith('.')}
     assert used == on_disk                                   # no orphan fixture, no missing one
     assert sum('corpus' in f for f in fixtures) >= 10 and sum('file' in f for f in fixtures) >= 15
     assert sum(bool(r['probes']) for r in report['fixtures']) >= 25
