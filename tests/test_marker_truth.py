@@ -594,3 +594,24 @@ def test_compress_within_twice_the_token_count_time(path):
     a = min(timeit.repeat(lambda: fn(body), number=1, repeat=15, timer=time.process_time))
     b = min(timeit.repeat(lambda: counter.count(text), number=1, repeat=15, timer=time.process_time))
     assert a <= 2 * b + 0.002, (path.name, a, b)
+
+
+def test_log_template_runs_keep_both_ends_and_every_failure():
+    "Template runs (one varying field, digits masked): both ends kept, every must-keep line kept, the run's lines really share the template."
+    from caveman.compressors.log import template_runs, must_keep_lines
+    for name in ('log_pytest_requests_failures.log', 'log_npm_install_verbose.log', 'log_pip_install_verbose.log'):
+        body = corpus_path(name).read_text()
+        lines = body.split('\n')[:-1]
+        kept = set(compress_log(body.encode()).decode().split('\n'))
+        runs = template_runs(lines)
+        assert len(runs) >= 3, name
+        for a, b, _ in runs:
+            assert b - a >= 4 and lines[a] in kept and lines[b - 1] in kept
+            first = re.sub(r'[0-9]+', '#', lines[a]).split()
+            slots = set()
+            for line in lines[a:b]:
+                f = re.sub(r'[0-9]+', '#', line).split()
+                assert len(f) == len(first) >= 2
+                slots |= {k for k in range(len(f)) if f[k] != first[k]}
+            assert len(slots) <= 1
+        assert all(l in kept for l, must in zip(lines, must_keep_lines(lines)) if must)

@@ -7,7 +7,7 @@ __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP'
            'MARKER_OVERHEAD', 'PRESERVE_KEYS', 'FORCE_WORDS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
            'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
            'has_failure_value', 'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker',
-           'shorten_string', 'is_keyed_table', 'dumps_ordered', 'compress_json', 'json_view']
+           'failure_word_starts', 'shorten_string', 'is_keyed_table', 'dumps_ordered', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -146,11 +146,23 @@ def numeric_leaves(elements: list) -> dict[str, list[tuple[int, float]]]:
 # %% ../../nbs/11_compressors_json.ipynb #fff773b1
 LONG_STRING, STRING_HEAD, MIN_GAP, MAX_KEPT_LINE, MIN_SAVED = 1000, 240, 64, 400, 200
 STRING_MARKER = 'chars elided (caveman)'
-_FAILURE_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:' + '|'.join(FORCE_WORDS) + r')(?![A-Za-z0-9_])', re.I)
+_FAILURE_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:' + '|'.join(FORCE_WORDS) + r')(?![A-Za-z0-9_])', re.I | re.A)
+_ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 
 def string_marker(n: int) -> str:
     "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`."
     return f'… {n} {STRING_MARKER} …'
+
+def failure_word_starts(s: str, start: int = 0) -> list[int]:
+    "Sorted positions >= `start` where a failure word (`FORCE_WORDS`, ASCII case-insensitive, whole word) begins in `s`."
+    low, hits = s.lower(), set()
+    if len(low) != len(s): low = s.translate(_ASCII_LOWER)      # a letter lowered to two characters: positions would shift
+    for w in FORCE_WORDS:
+        i = low.find(w, start)
+        while i >= 0:
+            if _FAILURE_WORD.match(s, i): hits.add(i)
+            i = low.find(w, i + 1)
+    return sorted(hits)
 
 def shorten_string(s: str) -> str | None:
     "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word, every gap of >= 64 chars as `string_marker(n)`; None if short, already cut, or saving < 200 chars."
@@ -159,9 +171,9 @@ def shorten_string(s: str) -> str | None:
     cut = max(s.rfind(' ', 0, head + 1), s.rfind('\n', 0, head + 1))
     if cut >= head // 2: head = cut
     spans = [(0, head)]
-    for m in _FAILURE_WORD.finditer(s, s.rfind('\n', 0, head) + 1):
-        a = s.rfind('\n', 0, m.start()) + 1
-        b = s.find('\n', m.end())
+    for i in failure_word_starts(s, s.rfind('\n', 0, head) + 1):
+        a = s.rfind('\n', 0, i) + 1
+        b = s.find('\n', i)
         b = len(s) if b < 0 else b
         if b - a > MAX_KEPT_LINE: continue
         if a <= spans[-1][1]: spans[-1] = (spans[-1][0], max(b, spans[-1][1]))
