@@ -57,5 +57,9 @@ demo: install
 bench: install
 	$(PY) benchmarks/run.py
 
+# the eval table (caveman.evals, evals/manifest.yaml); fails when a fixture fails
+eval: install
+	$(PY) -c 'import sys; from caveman.evals import main; sys.exit(main())'
+
 clean:
 	rm -rf $(VENV) $(WORK) build dist *.egg-info

@@ -72,16 +72,58 @@ def test_determinism_across_processes():
 
 # ---------------------------------------------------------------- diff retention
 STRUCTURAL = (b'diff --git ', b'index ', b'--- ', b'+++ ', b'@@ ')
+DIFF_MARKER = re.compile(rb'^\xe2\x80\xa6 (\d+) (context|added|removed) lines elided \(caveman\) \xe2\x80\xa6\r?$')
+
+def restores(original: bytes, output: bytes) -> list:
+    """Walk the output against the original: plain lines must be the next original line, each marker must
+    stand for exactly N next original lines of its kind (context: ' '/empty, added: '+', removed: '-').
+    Returns the markers as (kind, hidden lines); fails the test on any mismatch."""
+    orig, out = original.split(b'\n'), output.split(b'\n')
+    ok = {b'context': lambda l: l[:1] in (b' ', b'', b'\r'), b'added': lambda l: l[:1] == b'+' and not l.startswith(b'+++ '),
+          b'removed': lambda l: l[:1] == b'-' and not l.startswith(b'--- ')}
+    p, markers = 0, []
+    for line in out:
+        m = DIFF_MARKER.match(line)
+        if m and not (p < len(orig) and orig[p] == line):
+            n, hidden = int(m[1]), orig[p:p + int(m[1])]
+            assert len(hidden) == n and n >= 3 and all(ok[m[2]](l) for l in hidden), (line, hidden[:3])
+            markers.append((m[2], hidden)); p += n
+        else:
+            assert p < len(orig) and orig[p] == line, (p, line)
+            p += 1
+    assert p == len(orig)
+    return markers
+
 
 @pytest.mark.parametrize('path', corpus_files('diff'), ids=lambda p: p.name)
-def test_diff_keeps_every_change_and_header(path):
+def test_diff_keeps_every_header_and_counts_every_change(path):
     data = path.read_bytes()
     out = diff.compress_diff(data)
-    if out is None: return  # declined honestly: the engine forwards the original
-    pick = lambda d: [l for l in d.split(b'\n') if l[:1] in (b'+', b'-') or l.startswith(STRUCTURAL)]
-    assert pick(out) == pick(data)
-    markers = re.findall(rb'^\xe2\x80\xa6 (\d+) context lines elided \(caveman\) \xe2\x80\xa6$', out, re.M)
-    assert len(data.split(b'\n')) == len(out.split(b'\n')) - len(markers) + sum(map(int, markers))
+    assert out is not None                     # large added/removed blocks: every corpus diff compresses now
+    headers = lambda d: [l for l in d.split(b'\n') if l.startswith(STRUCTURAL)]
+    assert headers(out) == headers(data)       # file headers, index lines, hunk headers: all kept
+    markers = restores(data, out)
+    assert markers
+    for kind, hidden in markers:
+        if kind != b'context':                 # hidden changed lines never carry an error/warning/failure word
+            assert not any(re.search(rb'(?i)\b(error|fatal|panic|exception|traceback|fail|failed|failure|warn|warning)\b', l)
+                           for l in hidden)
+    plus = lambda d: sum(l[:1] == b'+' and not l.startswith(b'+++ ') for l in d.split(b'\n'))
+    minus = lambda d: sum(l[:1] == b'-' and not l.startswith(b'--- ') for l in d.split(b'\n'))
+    assert plus(out) + sum(len(h) for k, h in markers if k == b'added') == plus(data)
+    assert minus(out) + sum(len(h) for k, h in markers if k == b'removed') == minus(data)
+    assert diff.compress_diff(out) is None
+
+
+def test_diff_blocks_keep_their_ends():
+    "Each hidden block run sits between kept lines of the same sign: the block's first lines and last lines survive."
+    data = corpus_path('diff_click_git_show.diff').read_bytes()
+    out = diff.compress_diff(data).split(b'\n')
+    for i, line in enumerate(out):
+        m = DIFF_MARKER.match(line)
+        if m and m[2] != b'context':
+            sign = b'+' if m[2] == b'added' else b'-'
+            assert out[i - 1][:1] == sign and out[i + 1][:1] == sign
 
 
 def widen_hunks(data: bytes, n: int = 10) -> tuple[bytes, int]:
@@ -105,8 +147,7 @@ def test_diff_real_payload_with_wide_context():
     "The corpus diffs use git's 3-line context, so little is elided; with wider context the filler goes."
     text, hunks = widen_hunks(corpus_path('diff_click_git_show.diff').read_bytes())
     out = diff.compress_diff(text)
-    pick = lambda d: [l for l in d.split(b'\n') if l[:1] in (b'+', b'-') or l.startswith(STRUCTURAL)]
-    assert pick(out) == pick(text)
+    restores(text, out)
     elided = sum(map(int, re.findall(rb'(\d+) context lines elided \(caveman\)', out)))
     assert hunks > 5 and elided >= 12 * hunks  # of 20 filler lines per hunk at most 8 sit next to a kept line
     assert diff.compress_diff(out) is None
@@ -269,3 +310,23 @@ def test_crlf_parity_code_and_diff():
     wide, _ = widen_hunks(corpus_path('diff_requests_git_log_p.diff').read_bytes())
     out = diff.compress_diff(wide.replace(b'\n', b'\r\n'))
     assert out.count(b'\n') == out.count(b'\r\n') and out.replace(b'\r\n', b'\n') == diff.compress_diff(wide)
+
+
+# ---------------------------------------------------------------- random hunks: markers always restore
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(' +-'), st.integers(1, 30), st.booleans()), min_size=1, max_size=12),
+       st.sampled_from(['f.py', 'yarn.lock', 'app.min.js']))
+def test_random_hunks_restore_and_second_pass_declines(blocks, name):
+    lines, old, new = [], 0, 0
+    for sign, n, err in blocks:
+        for k in range(n):
+            lines.append(f'{sign}line {k}{" raises an error here" if err and k == n // 2 else ""}'.encode())
+            old += sign != '+'; new += sign != '-'
+    header = [f'diff --git a/{name} b/{name}'.encode(), f'--- a/{name}'.encode(), f'+++ b/{name}'.encode(),
+              b'@@ -1,%d +1,%d @@' % (old, new)]
+    data = b'\n'.join(header + lines) + b'\n'
+    out = diff.compress_diff(data)
+    if out is None: return
+    for kind, hidden in restores(data, out):
+        assert kind == b'context' or not any(b'error' in l for l in hidden)     # changed lines with failure words stay
+    assert diff.compress_diff(out) is None

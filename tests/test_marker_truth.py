@@ -14,7 +14,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given, settings, HealthCheck, strategies as st
 
-from caveman.corpus import corpus_files
+from caveman.corpus import corpus_files, corpus_path
 from caveman.compressors.json import compress_json, COMPRESSOR as JSON_COMPRESSOR
 from caveman.compressors.log import compress_log, COMPRESSOR as LOG_COMPRESSOR
 from caveman.compressors.tabular import compress_table
@@ -196,11 +196,47 @@ def check_summary(summary: str, units: list[dict], elided_bytes: int):
 # ---------------------------------------------------------------------------------------------------
 # mapping markers back to units
 
+STRING_MARK = re.compile(ELL + r' (\d+) chars elided \(caveman\) ' + ELL)
+FAIL_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:error|errors|exception|failed|failure|critical|fatal|crash|panic|abort|timeout'
+                       r'|denied|rejected)(?![A-Za-z0-9_])', re.I)
+CUT = []     # (original, cut) of every string the compressor shortened (coverage below)
+
+def check_cut_string(orig: str, out: str):
+    "A cut string: verbatim fragments of the original in order, each gap exactly counted, every short failure line kept."
+    assert len(orig) > 1000
+    parts = STRING_MARK.split(out)
+    kept, counts = parts[0::2], [int(c) for c in parts[1::2]]
+    assert counts and all(c >= 64 for c in counts), out[:200]
+    pos = 0
+    for frag, n in zip(kept, counts + [0]):
+        assert orig[pos:pos + len(frag)] == frag
+        pos += len(frag) + n
+    assert pos == len(orig)
+    assert kept[0] and orig.startswith(kept[0][:min(len(kept[0]), 120)])
+    for line in orig.split('\n'):
+        if len(line) <= 400 and FAIL_WORD.search(line): assert line in out, line
+    CUT.append((orig, out))
+
+def keyed_table(obj: dict) -> bool:
+    "Independent restatement of the keyed-table rule: > 32 members, scalar values, >= 90% of keys with a digit."
+    return (len(obj) > 32 and not any(isinstance(v, (dict, list)) for v in obj.values())
+            and sum(bool(re.search(r'\d', k)) for k in obj) >= 0.9 * len(obj))
+
 def json_runs(orig, out, runs: list):
-    "Walk the output against the original; collect (marker, hidden elements) in document order."
+    "Walk the output against the original; collect (marker, hidden elements, hidden bytes) in document order."
     if isinstance(orig, dict):
-        assert isinstance(out, dict) and set(orig) == set(out)
-        for k in sorted(orig): json_runs(orig[k], out[k], runs)
+        assert isinstance(out, dict)
+        if MARKER in out and MARKER not in orig:                 # a keyed table lost members
+            assert keyed_table(orig) and set(out) - set(orig) <= {MARKER, INV, NOTE}
+            hidden = [k for k in orig if k not in out]
+            assert isinstance(out[MARKER], Lex) and int(out[MARKER]) == len(hidden) >= 1
+            runs.append((out, [{'key': k, 'value': orig[k]} for k in hidden],
+                         sum(nbytes(canon({k: orig[k]})) + 1 for k in hidden)))
+            keys = [k for k in orig if k in out]
+        else:
+            assert set(orig) == set(out)
+            keys = orig
+        for k in sorted(keys): json_runs(orig[k], out[k], runs)
     elif isinstance(orig, list):
         assert isinstance(out, list)
         p = 0
@@ -211,13 +247,15 @@ def json_runs(orig, out, runs: list):
                 assert n >= 1
                 assert set(e) <= {MARKER, INV, NOTE}
                 assert p + n <= len(orig)
-                runs.append((e, orig[p:p + n]))
+                runs.append((e, orig[p:p + n], sum(nbytes(canon(x)) + 1 for x in orig[p:p + n])))
                 p += n
             else:
                 assert p < len(orig)
                 json_runs(orig[p], e, runs)
                 p += 1
         assert p == len(orig)
+    elif isinstance(orig, str) and not isinstance(orig, Lex) and isinstance(out, str) and orig != out:
+        check_cut_string(orig, out)
     else:
         assert type(orig) is type(out) and orig == out, (orig, out)
 
@@ -228,24 +266,22 @@ def check_json(body: bytes, query: str = ''):
     out.decode('utf-8')                                          # valid UTF-8
     orig, doc = parse(body.decode('utf-8')), parse(out.decode('utf-8'))
     runs = []
-    json_runs(orig, doc, runs)
-    assert runs                                                  # compressed means something collapsed
+    json_runs(orig, doc, runs)                                   # no runs and no cut strings: the same value, minified
     total = 0
-    for marker, hidden in runs:
-        size = sum(nbytes(canon(e)) + 1 for e in hidden)
+    for marker, hidden, size in runs:
         total += size
         summary = marker.get(INV, '')
         assert summary != ''  if INV in marker else True
         assert 'verified' not in summary.lower() and 'caveman' not in summary
         check_summary(summary, [element_fields(e) for e in hidden], size)
         if len(hidden) < 3: assert summary and 2 * (nbytes(summary) + 56) <= size   # worth eliding
-    notes = [i for i, (m, _) in enumerate(runs) if NOTE in m]
+    notes = [i for i, (m, _, _) in enumerate(runs) if NOTE in m]
     if total >= 4096:
         assert notes == [0]                                      # once, on the first marker in document order
         note = runs[0][0][NOTE]
         assert note.startswith(CONTRACT_PREFIX + 'elements ') and note.endswith(' ' + ELL) and 'verified' not in note.lower()
     else: assert notes == []
-    assert compress_json(out) is None                            # a second pass changes nothing
+    assert compress_json(out, query) is None                     # a second pass (same query) changes nothing
     return out, runs
 
 def check_log(body: bytes, query: str = ''):
@@ -310,13 +346,40 @@ def test_the_corpus_actually_exercises_markers():
     assert sum(len(runs) for _, runs in compressed) > 50
 
 
+def test_corpus_exercises_cut_strings_and_keyed_tables():
+    CUT.clear()
+    _, pip_runs = check_json(corpus_path('json_pip_inspect.json').read_bytes())
+    assert len(CUT) >= 3                                         # READMEs of the kept distributions
+    _, npm_runs = check_json(corpus_path('json_npm_view_express.json').read_bytes())
+    assert any(MARKER in m and isinstance(h[0], dict) and set(h[0]) == {'key', 'value'} for m, h, _ in npm_runs)
+
+
+def test_minified_json_is_the_same_value():
+    body = json.dumps({'b': [1, 2, 3], 'a': {'x': '1.10', 'y': None}, 'n': 1.50}, indent=2).encode().replace(b'"1.10"', b'1.10')
+    out = compress_json(body)
+    assert out == b'{"b":[1,2,3],"a":{"x":1.10,"y":null},"n":1.5}' and check_json(body)[1] == []
+    assert JSON_COMPRESSOR(body, '').method == 'minify' and compress_json(out) is None
+
+
+def test_random_long_strings_are_cut_truthfully():
+    rng = random.Random(11)
+    words = ['alpha', 'beta', 'error', 'Timeout', 'ok', 'fine', 'x' * 30, 'line\n', 'é', '😀', 'denied.', 'errors_url']
+    CUT.clear()
+    for trial in range(60):
+        text = ' '.join(rng.choice(words) for _ in range(rng.randint(150, 900)))
+        doc = {'id': trial, 'body': text, 'items': [text[:rng.randint(900, 1500)]] * rng.randint(1, 3), 'message': text}
+        out = check_json(json.dumps(doc).encode())
+        if out: assert json.loads(out[0])['message'] == text         # preserved key: never cut
+    assert len(CUT) > 15
+
+
 # ---------------------------------------------------------------------------------------------------
 # synthetic ledgers
 
 def test_json_200_charged_rows():
     rows = [{'id': i, 'state': 'charged', 'currency': 'EUR'} for i in range(200)]
     out, runs = check_json(json.dumps(rows).encode())
-    assert [m.get(INV) for m, _ in runs] == ['all currency=EUR state=charged; range id=10..197']
+    assert [m.get(INV) for m, _, _ in runs] == ['all currency=EUR state=charged; range id=10..197']
 
 def test_json_ledger_with_everything():
     rng = random.Random(5)
@@ -332,7 +395,7 @@ def test_json_ledger_with_everything():
     out, runs = check_json(body)
     text = out.decode()
     assert '"state":"failed"' in text                            # (kept numbers' spelling is checked by json_runs)
-    for m, _ in runs:
+    for m, _, _ in runs:
         assert not CREDENTIAL.search(m.get(INV, ''))
 
 def test_json_query_and_nested():
@@ -531,3 +594,24 @@ def test_compress_within_twice_the_token_count_time(path):
     a = min(timeit.repeat(lambda: fn(body), number=1, repeat=15, timer=time.process_time))
     b = min(timeit.repeat(lambda: counter.count(text), number=1, repeat=15, timer=time.process_time))
     assert a <= 2 * b + 0.002, (path.name, a, b)
+
+
+def test_log_template_runs_keep_both_ends_and_every_failure():
+    "Template runs (one varying field, digits masked): both ends kept, every must-keep line kept, the run's lines really share the template."
+    from caveman.compressors.log import template_runs, must_keep_lines
+    for name in ('log_pytest_requests_failures.log', 'log_npm_install_verbose.log', 'log_pip_install_verbose.log'):
+        body = corpus_path(name).read_text()
+        lines = body.split('\n')[:-1]
+        kept = set(compress_log(body.encode()).decode().split('\n'))
+        runs = template_runs(lines)
+        assert len(runs) >= 3, name
+        for a, b, _ in runs:
+            assert b - a >= 4 and lines[a] in kept and lines[b - 1] in kept
+            first = re.sub(r'[0-9]+', '#', lines[a]).split()
+            slots = set()
+            for line in lines[a:b]:
+                f = re.sub(r'[0-9]+', '#', line).split()
+                assert len(f) == len(first) >= 2
+                slots |= {k for k in range(len(f)) if f[k] != first[k]}
+            assert len(slots) <= 1
+        assert all(l in kept for l, must in zip(lines, must_keep_lines(lines)) if must)

@@ -4,15 +4,17 @@
 
 # %% auto #0
 __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY',
-           'MARKER_OVERHEAD', 'PRESERVE_KEYS', 'FORCE_WORDS', 'COMPRESSOR', 'failure_values', 'has_failure_value',
-           'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'compress_json']
+           'MARKER_OVERHEAD', 'PRESERVE_KEYS', 'FORCE_WORDS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
+           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
+           'has_failure_value', 'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker',
+           'failure_word_starts', 'shorten_string', 'is_keyed_table', 'dumps_ordered', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from .base import (
-    Compressor, NUM_OPEN, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
+    Compressor, Compressed, NUM_OPEN, NUM_CLOSE, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
     summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill)
 
 MIN_ARRAY, HEAD, TAIL = 8, 3, 2          # arrays longer than MIN_ARRAY are selected; head/tail kept
@@ -142,21 +144,83 @@ def numeric_leaves(elements: list) -> dict[str, list[tuple[int, float]]]:
     return out
 
 # %% ../../nbs/11_compressors_json.ipynb #fff773b1
+LONG_STRING, STRING_HEAD, MIN_GAP, MAX_KEPT_LINE, MIN_SAVED = 1000, 240, 64, 400, 200
+STRING_MARKER = 'chars elided (caveman)'
+_FAILURE_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:' + '|'.join(FORCE_WORDS) + r')(?![A-Za-z0-9_])', re.I | re.A)
+_ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+
+def string_marker(n: int) -> str:
+    "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`."
+    return f'… {n} {STRING_MARKER} …'
+
+def failure_word_starts(s: str, start: int = 0) -> list[int]:
+    "Sorted positions >= `start` where a failure word (`FORCE_WORDS`, ASCII case-insensitive, whole word) begins in `s`."
+    low, hits = s.lower(), set()
+    if len(low) != len(s): low = s.translate(_ASCII_LOWER)      # a letter lowered to two characters: positions would shift
+    for w in FORCE_WORDS:
+        i = low.find(w, start)
+        while i >= 0:
+            if _FAILURE_WORD.match(s, i): hits.add(i)
+            i = low.find(w, i + 1)
+    return sorted(hits)
+
+def shorten_string(s: str) -> str | None:
+    "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word, every gap of >= 64 chars as `string_marker(n)`; None if short, already cut, or saving < 200 chars."
+    if len(s) <= LONG_STRING or STRING_MARKER in s: return None
+    head = STRING_HEAD
+    cut = max(s.rfind(' ', 0, head + 1), s.rfind('\n', 0, head + 1))
+    if cut >= head // 2: head = cut
+    spans = [(0, head)]
+    for i in failure_word_starts(s, s.rfind('\n', 0, head) + 1):
+        a = s.rfind('\n', 0, i) + 1
+        b = s.find('\n', i)
+        b = len(s) if b < 0 else b
+        if b - a > MAX_KEPT_LINE: continue
+        if a <= spans[-1][1]: spans[-1] = (spans[-1][0], max(b, spans[-1][1]))
+        else: spans.append((a, b))
+    out, pos = [], 0
+    for a, b in spans + [(len(s), len(s))]:
+        out.append(string_marker(a - pos) if a - pos >= MIN_GAP else s[pos:a])
+        out.append(s[a:b]); pos = b
+    short = ''.join(out)
+    return short if len(short) <= len(s) - MIN_SAVED else None
+
+# %% ../../nbs/11_compressors_json.ipynb #9aecfd31
+MIN_MAP, MAP_DIGIT_KEYS = 32, 0.9
+
+def is_keyed_table(obj: dict) -> bool:
+    "True for an object of > 32 members, all values scalars, >= 90% of keys holding a digit, and no caveman marker member."
+    if len(obj) <= MIN_MAP or MARKER_KEY in obj or INVARIANTS_KEY in obj or NOTE_KEY in obj: return False
+    if any(type(v) is dict or type(v) is list for v in obj.values()): return False
+    return sum(any(c.isdigit() for c in k) for k in obj) >= MAP_DIGIT_KEYS * len(obj)
+
+# %% ../../nbs/11_compressors_json.ipynb #09086b2a
 _NESTED_MARKER = '"' + MARKER_KEY + '":'
 
 def _nbytes(s: str) -> int: return len(s) if s.isascii() else len(s.encode('utf-8', 'surrogatepass'))
 
+def _long(x) -> bool: return type(x) is str and len(x) > LONG_STRING and x[:1] != NUM_OPEN
+
 class _Walk:
-    "One compression pass over a parsed document: collapses long arrays in place, remembers its markers."
+    "One compression pass over a parsed document: collapses long arrays and keyed tables in place, cuts long strings, remembers its markers."
     def __init__(self, query: str, stems: Sequence[str] = _STEMS):
-        self.query, self.stems, self.markers, self.elided, self.profiles = query, stems, [], 0, {}
+        self.query, self.stems, self.markers, self.elided, self.profiles, self.cut = query, stems, [], 0, {}, 0
+
+    def string(self, x: str) -> str:
+        short = shorten_string(x)
+        if short is None: return x
+        self.cut += 1
+        return short
 
     def value(self, v):
         t = type(v)
         if t is dict:
+            if is_keyed_table(v): self.table(v)
             for k in sorted(v):
                 x = v[k]; tx = type(x)
-                if (tx is dict or tx is list) and k.lower() not in PRESERVE_KEYS: v[k] = self.value(x)
+                if k.lower() in PRESERVE_KEYS: continue
+                if tx is dict or tx is list: v[k] = self.value(x)
+                elif _long(x): v[k] = self.string(x)
             return v
         return self.array(v) if t is list else v
 
@@ -164,6 +228,7 @@ class _Walk:
         for i, e in enumerate(arr):
             t = type(e)
             if t is dict or t is list: arr[i] = self.value(e)
+            elif _long(e): arr[i] = self.string(e)
         return arr
 
     def array(self, arr: list) -> list:
@@ -171,9 +236,25 @@ class _Walk:
             if type(e) is dict and MARKER_KEY in e: return arr
         if len(arr) <= MIN_ARRAY: return self.elements(arr)
         texts = [dumps_lexical(e) for e in arr]
-        if any(_NESTED_MARKER in t for t in texts): return self.elements(arr)
+        if any(_NESTED_MARKER in t or STRING_MARKER in t for t in texts): return self.elements(arr)
         sizes = [_nbytes(t) for t in texts]
         return self.emit(arr, texts, sizes, self.select(arr, texts, sizes))
+
+    def table(self, obj: dict):
+        "Select the members of a keyed table in place: drop the unselected ones, add the marker members."
+        keys = list(obj)
+        pairs = [{'key': k, 'value': obj[k]} for k in keys]
+        texts = [dumps_lexical(p) for p in pairs]
+        sizes = [_nbytes(dumps_lexical({k: obj[k]})) for k in keys]
+        keep = self.select(pairs, texts, sizes)
+        gone = [i for i, k in enumerate(keep) if not k]
+        run_bytes = sum(sizes[i] + 1 for i in gone)
+        summary = summarize_elided((json_fields(pairs[i]) for i in gone), run_bytes)
+        if not gone or not worth_eliding(len(gone), summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes): return
+        for i in gone: del obj[keys[i]]
+        obj[MARKER_KEY] = len(gone)
+        if summary: obj[INVARIANTS_KEY] = summary
+        self.markers.append(obj); self.elided += run_bytes
 
     def select(self, arr: list, texts: list[str], sizes: list[int]) -> list[bool]:
         n = len(arr)
@@ -209,16 +290,40 @@ def _variance(xs: list[float]) -> float:
     m = sum(xs) / len(xs)
     return sum((v - m) * (v - m) for v in xs) / (len(xs) - 1)
 
-# %% ../../nbs/11_compressors_json.ipynb #e4cffcb1
-def compress_json(body: bytes, query: str = '') -> bytes | None:
-    "Elide the repetitive middle of every long array of a JSON document (compact, sorted keys, numbers as spelled); None when nothing collapsed or the input is not one JSON value (reference §3.4)."
+# %% ../../nbs/11_compressors_json.ipynb #b28a96d3
+import json
+try: from _json import make_encoder as _c_make_encoder, encode_basestring as _c_encode_str
+except ImportError: _c_make_encoder = None
+
+def _not_json(o): raise TypeError(f'{type(o).__name__} is not JSON')
+_ordered = _c_make_encoder(None, _not_json, _c_encode_str, None, ':', ',', False, False, False) if _c_make_encoder else None
+
+def dumps_ordered(value) -> str:
+    "Compact JSON text of a tree from `loads_lexical` with object members in their original order (numbers as spelled)."
+    s = ''.join(_ordered(value, 0)) if _ordered is not None and type(value) in (dict, list) else \
+        json.dumps(value, separators=(',', ':'), ensure_ascii=False, allow_nan=False)
+    return s.replace('"' + NUM_OPEN, '').replace(NUM_CLOSE + '"', '') if NUM_OPEN in s else s
+
+def _compress(body: bytes, query: str) -> tuple[bytes, bool] | None:
+    "(compact JSON, whether anything was elided or cut), or None for input that is not one UTF-8 JSON value."
     try:
         doc = loads_lexical(body.decode('utf-8'))
         walk = _Walk(query, present_stems(body))
         out = walk.value(doc)
-        if not walk.markers: return None
+        changed = bool(walk.markers or walk.cut)
         if walk.elided >= CONTRACT_MIN_ELIDED: walk.markers[0][NOTE_KEY] = contract_line('elements')
-        return json_bytes(dumps_lexical(out))
+        return json_bytes(dumps_lexical(out) if changed else dumps_ordered(out)), changed
     except (UnicodeDecodeError, ValueError, RecursionError): return None
 
-COMPRESSOR = Compressor('json', compress_json, method='elision', lossless_to_model=False, query_aware=True)
+def compress_json(body: bytes, query: str = '') -> bytes | None:
+    "Elide the repetitive middle of every long array and keyed table, cut long strings, re-serialise compactly (sorted keys, numbers as spelled); None when the input is not one JSON value or the output would be the same bytes (reference §3.4, with the deviations above)."
+    res = _compress(body, query)
+    return None if res is None or res[0] == body else res[0]
+
+def json_view(body: bytes, query: str = '') -> Compressed | None:
+    "`compress_json` as the engine's transform: method `elision` when something was elided or cut, `minify` when only whitespace and key order changed."
+    res = _compress(body, query)
+    if res is None or res[0] == body: return None
+    return Compressed(res[0], 'elision' if res[1] else 'minify', False)
+
+COMPRESSOR = Compressor('json', json_view, method='elision', lossless_to_model=False, query_aware=True)
