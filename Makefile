@@ -4,6 +4,13 @@ PY     := $(VENV)/bin/python
 WORK   := .work
 # console scripts (caveman-mcp, ...) must be on PATH for notebook and pytest subprocesses
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+# The team's shared data (real payloads, TOON fixtures) sits beside the checkout in ../shared; a clone
+# made elsewhere on our machines finds it at /work/shared. Tests fail, never skip, without it.
+SHARED ?= $(firstword $(wildcard $(CURDIR)/../shared/corpus/SOURCES.md /work/shared/corpus/SOURCES.md))
+ifneq ($(SHARED),)
+export CAVEMAN_CORPUS ?= $(abspath $(dir $(SHARED)))
+export CAVEMAN_TOON_CONFORMANCE ?= $(abspath $(dir $(SHARED))/../toon-conformance)
+endif
 NBTEST_TIMEOUT ?= 1200
 PYTEST_ARGS    ?=
 

@@ -533,8 +533,8 @@ def list_session_objects(self: Store, session_id: str, limit: int = 100) -> list
 
 # %% ../nbs/02_ccr.ipynb #9e311883
 def ratio(tokens_before: int, tokens_after: int) -> float:
-    "Saved fraction (before − after) / before of two token counts; `0` when `tokens_before <= 0` (reference §4.6)."
-    r = (tokens_before - tokens_after) / tokens_before if tokens_before > 0 else 0
+    "Saved fraction (before − after) / before of two token counts, rounded to 4 places like every ratio caveman reports; `0` when `tokens_before <= 0` (reference §4.6)."
+    r = round((tokens_before - tokens_after) / tokens_before, 4) if tokens_before > 0 else 0
     return r if r else 0
 
 def empty_summary() -> dict:

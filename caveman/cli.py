@@ -69,6 +69,9 @@ def compress(file: Param('input file; - or nothing reads stdin', str, opt=False,
     if mode == 'compress':
         try: store = _store()
         except CliError as e: warnings.append(str(e))
+        if store is not None and not store.persistent:   # CAVEMAN_CCR_DB=:memory: dies with this process
+            store.close(); store = None
+            warnings.append('the recovery store is in memory and ends with this command, so nothing lossy is published')
     try:
         eng = Engine(store)
         try: r = eng.compress(data, mode=mode, type=type, query=query)

@@ -366,7 +366,7 @@ def _reject_constant(name): raise ValueError(name)
 def _is_json(body: bytes) -> bool:
     t = body.strip(_WS)
     if t[:1] not in (b'{', b'['): return False
-    try: json.loads(t.decode('utf-8', 'replace'), parse_constant=_reject_constant)
+    try: json.loads(t.decode('utf-8', 'replace'), parse_constant=_reject_constant, parse_int=str, parse_float=str)  # validity only: any number length
     except (ValueError, RecursionError): return False
     return True
 

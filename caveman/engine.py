@@ -146,7 +146,8 @@ class _Plan:
 def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) -> tuple[Compressed, bytes, int] | None:
     "Run one compressor on the unwrapped body: (its answer, the re-wrapped output, its token count), or None when it declined or raised."
     try: out = comp(body, query or '')
-    except Exception as e:  # a compressor bug must never cost the caller their payload
+    except (KeyboardInterrupt, GeneratorExit): raise
+    except BaseException as e:  # a compressor bug (or a parser extension's panic) must never cost the caller their payload
         log.warning('compressor %s raised %s: %s; passing through', comp.content_type, e.__class__.__name__, e)
         return None
     if out is None or not out.output: return None

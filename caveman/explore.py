@@ -23,7 +23,10 @@ class Explorer:
     "An ipywidgets explorer over an `Engine` (default: an in-memory store): pick or paste a payload, compress, see the runs, retrieve."
     def __init__(self, engine: Engine | None = None, files: list[Path] | None = None):
         self.engine = engine if engine is not None else Engine(ccr.open_store(':memory:'))
-        self.files = corpus_files() if files is None else list(files)
+        if files is None:
+            try: files = corpus_files()
+            except FileNotFoundError: files = []   # no corpus on this machine: paste-only
+        self.files = list(files)
         self.result: Result | None = None
         self.alignment: Alignment | None = None
         self.data, self.retrieved_bytes = b'', b''

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['log', 'O200K_SHA256', 'Counter', 'ApproxCounter', 'VocabularyError', 'load_o200k_ranks', 'o200k_encoding',
-           'O200kCounter', 'default_counter', 'count_tokens']
+           'bounded_pieces', 'O200kCounter', 'default_counter', 'count_tokens']
 
 # %% ../nbs/01_tokens.ipynb #eb6b6e82
 import base64, gzip, hashlib, logging, threading
@@ -66,13 +66,35 @@ def o200k_encoding():
     return _ENC
 
 # %% ../nbs/01_tokens.ipynb #4cf7fce7
+import re
+
+_LONG_SPACE = re.compile(r'\s{4096,}')
+_FATAL = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+def bounded_pieces(text: str, width: int = 4096) -> list[str]:
+    "`text` cut so that no piece holds a whitespace run longer than `width` characters; the pieces join back to `text`."
+    out, pos = [], 0
+    for m in _LONG_SPACE.finditer(text):
+        out.append(text[pos:m.start()])
+        out += [m.group()[i:i + width] for i in range(0, len(m.group()), width)]
+        pos = m.end()
+    out.append(text[pos:])
+    return [p for p in out if p]
+
+# %% ../nbs/01_tokens.ipynb #a7d1c4d8
 class O200kCounter:
-    "OpenAI `o200k_base` token counts via tiktoken, offline; special-token text counts as ordinary text. Falls back per call to `approx-chars/4` if the codec fails on an input."
+    "OpenAI `o200k_base` token counts via tiktoken, offline; special-token text counts as ordinary text. Never raises: a codec panic is retried on bounded pieces, then falls back to `approx-chars/4`."
     name = 'o200k_base'
     def count(self, text: str) -> int:
         if not text: return 0
-        try: return len(o200k_encoding().encode_ordinary(text))
-        except Exception: return ApproxCounter().count(text)
+        try: enc = o200k_encoding()
+        except VocabularyError: return ApproxCounter().count(text)
+        try: return len(enc.encode_ordinary(text))
+        except _FATAL: raise
+        except BaseException: pass   # pyo3's PanicException derives from BaseException
+        try: return sum(len(enc.encode_ordinary(p)) for p in bounded_pieces(text))
+        except _FATAL: raise
+        except BaseException: return ApproxCounter().count(text)
     def __repr__(self): return 'O200kCounter()'
 
 # %% ../nbs/01_tokens.ipynb #c550a3e7

@@ -8,6 +8,8 @@ __all__ = ['CHANGED_IN_V4', 'ToonError', 'parse_json', 'encode', 'decode', 'same
 
 # %% ../nbs/32_toon.ipynb #952bd902
 import json, os, re
+import sys
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 import toon_format
@@ -55,9 +57,19 @@ def _dumps(value, **options) -> str:
     except RecursionError: raise ToonError('JSON is nested too deeply to encode') from None
     except ValueError as e: raise ToonError(f'not encodable as TOON: {_clip(str(e), 80)}') from None
 
+@contextmanager
+def _exact_ints(digits: int = 100_000):
+    "Raise Python's int/str digit limit (default 4,300) to `digits` for one codec call, so integers up to that length stay integers and are spelled as digits."
+    old = sys.get_int_max_str_digits()
+    if old and old < digits: sys.set_int_max_str_digits(digits)
+    try: yield
+    finally: sys.set_int_max_str_digits(old)
+
 def encode(json_text: str | bytes, **options) -> str:
     "TOON text (no trailing newline) for the one JSON value in `json_text` (str or UTF-8 bytes), numbers exact and canonical (TOON v4 §2); raises `ToonError` if it is not exactly one valid JSON value (SPEC §7, reference §6.1)."
-    return _dumps(parse_json(json_text), **options)
+    with _exact_ints(): return _dumps(parse_json(json_text), **options)
+
+
 
 # %% ../nbs/32_toon.ipynb #a2227e88
 _NEGATIVE_ZERO = re.compile(r'-0(?:\.0+)?(?:[eE][+-]?[0-9]+)?')

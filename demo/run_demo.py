@@ -33,6 +33,15 @@ def capture(venv: Path, work: Path) -> list[tuple[str, Path]]:
 
 def text_of(res) -> str: return res.content[0].text
 
+def first_marker(view: str) -> str | None:
+    "The first elision marker of a compressed view: a JSON marker object, or a marker line."
+    i = view.find('"__caveman_elided__"')
+    if i >= 0:
+        start = view.rfind('{', 0, i)
+        try: return json.dumps(json.JSONDecoder().raw_decode(view, start)[0], ensure_ascii=False)
+        except ValueError: pass
+    return next((l for l in view.splitlines() if 'elided (caveman)' in l), None)
+
 async def run(payloads, env, errlog):
     server = StdioServerParameters(command=shutil.which('caveman-mcp') or 'caveman-mcp', env=env)
     results = []
@@ -50,7 +59,7 @@ async def run(payloads, env, errlog):
         print(f'{label:<24} {p["content_type"]:<8} {len(original.encode()):>9,} {p["tokens_before"]:>14,} {p["tokens_after"]:>8,} '
               f'{p["ratio"]:>7.1%}  {p["recovery_handle"] or "- (passed through)"}')
     for label, path, original, p in results:
-        marker = next((l for l in p['compressed'].splitlines() if 'elided (caveman)' in l or '__caveman_elided__' in l), None)
+        marker = first_marker(p['compressed']) if p['recovery_handle'] else None
         if marker:
             print(f'\n{label}: a marker from the compressed view:')
             print(textwrap.indent(textwrap.shorten(marker.strip(), 400, placeholder=' …'), '    '))

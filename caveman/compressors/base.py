@@ -382,10 +382,11 @@ def _lexeme(s: str) -> str: return NUM_OPEN + s + NUM_CLOSE
 def _float_or_lexeme(s: str):
     f = float(s)
     return f if repr(f) == s else NUM_OPEN + s + NUM_CLOSE
-def _int_or_lexeme(s: str): return NUM_OPEN + s + NUM_CLOSE if s == '-0' else int(s)
+def _int_or_lexeme(s: str): return NUM_OPEN + s + NUM_CLOSE if s == '-0' or len(s) > 4000 else int(s)
+def _long_int_or_int(s: str): return NUM_OPEN + s + NUM_CLOSE if len(s) > 4000 else int(s)  # past Python's int-string limit: kept as its lexeme
 def _no_constant(s: str): raise ValueError(f'{s} is not JSON')
 
-_decode = json.JSONDecoder(parse_float=_float_or_lexeme, parse_constant=_no_constant).decode
+_decode = json.JSONDecoder(parse_float=_float_or_lexeme, parse_int=_long_int_or_int, parse_constant=_no_constant).decode
 _decode_minus_zero = json.JSONDecoder(parse_float=_float_or_lexeme, parse_int=_int_or_lexeme, parse_constant=_no_constant).decode
 
 def loads_lexical(text: str):
@@ -422,9 +423,11 @@ def json_scalar_text(v) -> str | None:
 def json_number(v) -> float | None:
     "Float value of a JSON number from `loads_lexical` (None for non-numbers and for numbers beyond float range)."
     t = type(v)
-    if t is int or t is float: x = float(v)
-    elif t is str and v[:1] == NUM_OPEN: x = float(v[1:-1])
-    else: return None
+    try:
+        if t is int or t is float: x = float(v)
+        elif t is str and v[:1] == NUM_OPEN: x = float(v[1:-1])
+        else: return None
+    except OverflowError: return None                                  # an integer too long for a float
     return x if x - x == 0 else None                                  # finite only
 
 # %% ../../nbs/10_compressors_base.ipynb #d66c3f7c

@@ -101,7 +101,8 @@ def _answer(msg, dispatch: Callable[[str, Any], Any]) -> bytes | None:
             _log.debug('notification failed', extra={'method': _short(method), 'code': e.code})
             return None
         err = (e.code, e.message, e.data)
-    except (Exception, SystemExit):
+    except (KeyboardInterrupt, GeneratorExit): raise
+    except BaseException:   # SystemExit and extension panics (pyo3's PanicException) included
         _log.exception('dispatch failed', extra={'method': _short(method)})
         if notification: return None
         err = (INTERNAL_ERROR, _INTERNAL, None)
@@ -116,6 +117,14 @@ def _answer(msg, dispatch: Callable[[str, Any], Any]) -> bytes | None:
         _log.error('error data is not JSON-encodable', extra={'method': _short(method), 'error': repr(e)[:200]})
         return _error(_id_bytes(rid), INTERNAL_ERROR, _INTERNAL)
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #d00a61c5
+def _salvaged_id(line: bytes) -> bytes:
+    "The raw id of a request line that is not valid UTF-8 (read with replacement characters), or `null`."
+    try: msg = decode_json(line.decode('utf-8', 'replace').strip(_JSON_WS).lstrip('\ufeff'))
+    except (ValueError, RecursionError): return _NULL
+    rid = msg.get('id') if isinstance(msg, dict) else None
+    return _id_bytes(rid) if isinstance(rid, (str, int, float)) and not isinstance(rid, bool) else _NULL
+
 # %% ../../nbs/51_mcp_jsonrpc.ipynb #0fadc99e
 _JSON_WS = ' \t\r\n'
 
@@ -125,7 +134,7 @@ def handle_message(line: bytes, dispatch: Callable[[str, Any], Any]) -> bytes | 
         try: text = bytes(line).decode('utf-8')
         except UnicodeDecodeError as e:
             _log.info('request is not valid UTF-8', extra={'bytes': len(line), 'pos': e.start})
-            return _error(_NULL, PARSE_ERROR, 'parse error')
+            return _error(_salvaged_id(bytes(line)), PARSE_ERROR, 'parse error: the request is not valid UTF-8')
         text = text.strip(_JSON_WS)
         if text.startswith('\ufeff'): text = text[1:].lstrip(_JSON_WS)
         if not text: return None
@@ -139,7 +148,8 @@ def handle_message(line: bytes, dispatch: Callable[[str, Any], Any]) -> bytes | 
                    for m in msg]
         replies = [r for r in replies if r is not None]
         return b'[' + b','.join(replies) + b']' if replies else None
-    except Exception:
+    except (KeyboardInterrupt, GeneratorExit): raise
+    except BaseException:
         _log.exception('cannot handle message', extra={'bytes': len(line)})
         return _error(_NULL, INTERNAL_ERROR, _INTERNAL)
 

@@ -254,7 +254,8 @@ def call(self: Tools, name: str, arguments=None) -> dict:
     if name not in _HANDLERS: return _error('cave_unknown_tool', f'unknown tool: {name}')
     try: out = getattr(self, _HANDLERS[name])({} if arguments is None and name == 'caveman_stats' else arguments)
     except ToolError as e: return _error(e.code, e.message)
-    except Exception as e:
+    except (KeyboardInterrupt, GeneratorExit): raise
+    except BaseException as e:   # SystemExit and extension panics (pyo3's PanicException) too
         log.exception('tool %s panicked', name)
         return _error('cave_tool_panicked', f'{name} failed: {e.__class__.__name__}')
     try: text = out if isinstance(out, str) else _dumps(out)
