@@ -42,7 +42,9 @@ def test_blank_lines_get_no_answer(kind):
 @BOTH
 def test_invalid_utf8_is_a_parse_error_and_the_loop_goes_on(kind):
     r = run(kind, b'\xff\xfe\xfd\n' + b'{"jsonrpc":"2.0","id":1,"method":"ping","params":"\xc3\x28"}\n' + b'\xed\xa0\x80\n' + req(2) + b'\n')
-    assert replies(r) == [PARSE, PARSE, PARSE, ok(2)]
+    # the request whose id can still be read is refused under that id, so its client is not left waiting
+    utf8 = 'parse error: the request is not valid UTF-8'
+    assert replies(r) == [err(-32700, utf8), err(-32700, utf8, 1), err(-32700, utf8), ok(2)]
 
 
 @BOTH
