@@ -242,3 +242,20 @@ if __name__ == '__main__':
     print(f'{"file":46s} {"type":14s} {"tokens":>8s} {"after":>8s} {"ratio":>6s} {"ms":>7s}')
     for name, kind, before, after, ratio, ms in measure():
         print(f'{name:46s} {kind:14s} {before:8d} {after:8d} {ratio:6.3f} {ms:7.1f}')
+
+
+# ---------------------------------------------------------------- tables of distinct records (guard cap)
+@pytest.mark.parametrize('query, code', [('France Paris', 'FRA'), ('Japan Tokyo', 'JPN'), ('Kenya Nairobi', 'KEN')])
+def test_entity_table_keeps_what_a_query_asks_for(query, code):
+    "The country table is elided to its rule rows; a query brings back the row it names, whole, header and width intact."
+    import csv, io
+    from caveman.corpus import corpus_path
+    e = Engine(ccr.open_store(':memory:'))
+    data = corpus_path('csv_country_codes.csv').read_bytes()
+    orig = list(csv.reader(io.StringIO(data.decode(), newline='')))
+    target = next(r for r in orig if r[2] == code)
+    plain, asked = e.compress(data), e.compress(data, query=query)
+    plain_rows = list(csv.reader(io.StringIO(plain.output.decode(), newline='')))
+    rows = list(csv.reader(io.StringIO(asked.output.decode(), newline='')))
+    assert target not in plain_rows and target in rows and rows[0] == orig[0] and {len(r) for r in rows} == {len(orig[0])}
+    assert plain.tokens_after < plain.tokens_before * 0.2
