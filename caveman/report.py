@@ -208,6 +208,14 @@ class _Lines:
         exact = next((hits[j] for j in range(k, min(k + 64, len(hits))) if self.lines[hits[j]] == line), None)
         return exact if exact is not None else (hits[k] if k < len(hits) else None)
 
+# %% ../nbs/62_report.ipynb #7dcec46e
+from .compressors.search import parse_hits, flat_line
+
+def _search_lines(lines: list[str]) -> list[str | None]:
+    "The lines of a grouped search view as the tool printed them (`path:N:text`); None for a path line."
+    hits, headers = parse_hits(lines)
+    return [None if i in headers else flat_line(h) if h is not None else l for i, (h, l) in enumerate(zip(hits, lines))]
+
 # %% ../nbs/62_report.ipynb #9349d1d4
 _ELLIPSIS_BODY = re.compile(r'(?:\s*\d+(?:\t|→|:|\|)?)?\s*\.\.\.\s*')   # `...`, maybe behind a line-number gutter
 
@@ -216,6 +224,7 @@ def _python_ellipsis(line: str, content_type: str) -> bool: return content_type 
 def align_lines(original: str, view: str, content_type: str = '') -> Alignment:
     "Align a line-oriented view against `original` (both str): runs in view order, spans in characters (see `Run`)."
     o, v = _Lines(original, content_type == 'tabular'), _Lines(view)
+    shown = _search_lines(v.lines) if content_type == 'search-result' else v.lines
     runs, cur, opened, exact = [], 0, None, True
     def close(at: int):
         nonlocal opened
@@ -229,7 +238,8 @@ def align_lines(original: str, view: str, content_type: str = '') -> Alignment:
     def extend(run: Run, vi: int) -> bool:
         if run.view[1] != v.span(vi, vi)[0]: return False
         run.view = (run.view[0], v.span(vi, vi + 1)[1]); return True
-    for vi, line in enumerate(v.lines):
+    for vi, line in enumerate(shown):
+        if line is None: runs.append(Run('note', v.span(vi, vi + 1))); continue   # a search result's path line
         marker_open = opened is not None and opened.kind == 'elided'
         if not marker_open and o.same(cur, line):
             close(cur); keep(vi, cur); cur += 1; continue

@@ -797,3 +797,82 @@ WORKFLOW_TRIALS = {'run': 0, 'same as': 0}
 def test_random_workflows_were_compressed():
     "Runs after the property above: most generated workflows got `same as` markers."
     assert WORKFLOW_TRIALS['run'] == 0 or WORKFLOW_TRIALS['same as'] * 2 >= WORKFLOW_TRIALS['run'], WORKFLOW_TRIALS
+
+
+# ---------------------------------------------------------------------------------------------------
+# search results: the grouped view read back (independently of the compressor) must be the original's
+# lines in order, each marker standing for exactly its count of lines, all of the file named above it
+# when it sits in a file's group; flagged hits always stay.
+
+from caveman.compressors.search import compress_search
+
+SEARCH_MARKER = re.compile(ELL + r' (\d+) search result lines elided \(caveman\) ' + ELL + r'\r?\Z')
+SEARCH_FLAG = re.compile(r'\b(?:ERROR|FAIL|FAILED|PANIC|ACTION|FOLLOWUP|SECURITY|SECRET|TOKEN|PASSWORD|KEY)\b', re.I | re.A)
+NUMBERED_HIT = re.compile(r'(\d+)([:-])(.*)\Z', re.S)
+
+def read_grouped(lines: list[str]) -> list[tuple[str, str | None]]:
+    "(line as the tool printed it, or the marker itself; the file path of the group it sits in, None outside groups)."
+    out, path = [], None
+    for k, line in enumerate(lines):
+        m = NUMBERED_HIT.match(line)
+        if m and path is not None: out.append((f'{path}{m[2]}{m[1]}{m[2]}{m[3]}', path)); continue
+        if path is not None and (line == '--' or SEARCH_MARKER.match(line)): out.append((line, path)); continue
+        after = lines[k + 1] if k + 1 < len(lines) else ''
+        path = (line if line and line != '--' and not re.search(r'[\s:]', line) and not line.isdigit()
+                and (NUMBERED_HIT.match(after) or SEARCH_MARKER.match(after)) else None)
+        if path is None: out.append((line, None))
+    return out
+
+def check_search(body: bytes, query: str = ''):
+    out = compress_search(body, query)
+    assert out == compress_search(body, query)
+    if out is None: return None
+    olines = [l for l, _ in read_grouped(body.decode('utf-8').split('\n'))]     # grouped input is read back the same way
+    view = out.decode('utf-8').split('\n')
+    p, runs = 0, []
+    for line, path in read_grouped(view):
+        if m := SEARCH_MARKER.match(line):
+            n = int(m.group(1))
+            hidden = olines[p:p + n]
+            assert len(hidden) == n >= 3                                        # no summary: three lines or more
+            if path is not None:
+                assert all(h == '--' or h.startswith(path + ':') or h.startswith(path + '-') for h in hidden), (path, hidden[:3])
+            assert not any(SEARCH_FLAG.search(h) for h in hidden)
+            runs.append((n, path)); p += n
+            continue
+        assert p < len(olines) and line == olines[p], (line, olines[p] if p < len(olines) else None)
+        p += 1
+    assert p == len(olines)
+    assert compress_search(out, query) is None
+    return out, runs
+
+@pytest.mark.parametrize('path', corpus_files('search'), ids=lambda p: p.name)
+@pytest.mark.parametrize('query', ['', 'timeout session', 'model_validator mode wrap'])
+def test_search_corpus_views_read_back(path, query):
+    got = check_search(path.read_bytes(), query)
+    assert got is not None and len(got[0]) < len(path.read_bytes())
+
+_files = st.sampled_from(['src/app.py', 'src/app-2.py', 'lib/x-10-y.js', 'tests/test_app.py', 'docs/a b.md', 'README'])
+_texts = st.sampled_from(['    client.send(request, timeout=30)', '', 'timeout = 5  # KEY', 'return x:1:2', '--', 'def f(a-1-b):'])
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_files, st.integers(1, 400), st.booleans(), _texts), min_size=18, max_size=90), st.booleans(), st.booleans())
+def test_random_search_views_read_back(hits, heading, command):
+    "grep/rg-like output with matches and context lines, flat or already grouped: read back exactly, a second pass is a no-op."
+    lines = ['$ rg -n -C1 timeout'] if command else []
+    prev = None
+    for path, n, match, text in hits:
+        sep = ':' if match else '-'
+        if heading:
+            if path != prev: lines.append(path)
+            lines.append(f'{n}{sep}{text}')
+        else: lines.append(f'{path}{sep}{n}{sep}{text}')
+        prev = path
+    SEARCH_TRIALS['run'] += 1
+    if (got := check_search(('\n'.join(lines) + '\n').encode())) and got[1]: SEARCH_TRIALS['elided'] += 1
+
+SEARCH_TRIALS = {'run': 0, 'elided': 0}
+
+def test_random_searches_were_compressed():
+    "Runs after the property above: a good share of the generated searches had runs elided."
+    assert SEARCH_TRIALS['run'] == 0 or SEARCH_TRIALS['elided'] * 4 >= SEARCH_TRIALS['run'], SEARCH_TRIALS
