@@ -876,3 +876,55 @@ SEARCH_TRIALS = {'run': 0, 'elided': 0}
 def test_random_searches_were_compressed():
     "Runs after the property above: a good share of the generated searches had runs elided."
     assert SEARCH_TRIALS['run'] == 0 or SEARCH_TRIALS['elided'] * 4 >= SEARCH_TRIALS['run'], SEARCH_TRIALS
+
+
+# ---------------------------------------------------------------------------------------------------
+# terminal sessions: the view walks the rendered input (escapes removed, redraws collapsed: recomputed
+# here) line by line; every marker hides exactly its count; command lines and failure lines stay.
+
+from caveman.compressors.terminal import compress_terminal
+
+TERM_ESC = re.compile(r'\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[\x20-\x2f]+[\x30-\x7e]|[\x30-\x7e])')
+TERM_FAIL = re.compile(r'\b(?:error|err|fatal|panic|exception|traceback|fail|failed|failure|warn|warning)\b', re.I | re.A)
+TERM_PROMPT = re.compile(r'[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[^$#]*[$#](?: |\Z)|\$ |>>> |\.\.\. |In \[\d+\]: |PS [^>]*> ')
+TERM_MARKER = re.compile(ELL + r' (\d+) lines elided \(caveman\) ' + ELL + r'\r?\Z')
+
+def screen_line(line: str) -> str:
+    cr = line.endswith('\r')
+    body = TERM_ESC.sub('', line[:-1] if cr else line)
+    if '\r' in body: body = ([s for s in body.split('\r') if s] or [''])[-1]
+    return body + ('\r' if cr else '')
+
+def check_terminal(body: bytes):
+    out = compress_terminal(body)
+    assert out == compress_terminal(body)
+    if out is None: return None
+    olines = [screen_line(l) for l in body.decode('utf-8').split('\n')]
+    p, runs = 0, []
+    for line in out.decode('utf-8').split('\n'):
+        if (m := TERM_MARKER.match(line)) and not (p < len(olines) and olines[p] == line):
+            n = int(m.group(1))
+            hidden = olines[p:p + n]
+            assert len(hidden) == n >= 3
+            assert not any(TERM_FAIL.search(h) or TERM_PROMPT.match(h) for h in hidden), hidden
+            runs.append(n); p += n; continue
+        assert p < len(olines) and line == olines[p], (line, olines[p] if p < len(olines) else None)
+        p += 1
+    assert p == len(olines)
+    assert compress_terminal(out) is None
+    return out, runs
+
+@pytest.mark.parametrize('path', corpus_files('terminal'), ids=lambda p: p.name)
+def test_terminal_corpus_views_walk_back(path):
+    out, runs = check_terminal(path.read_bytes())
+    assert runs and sum(runs) > 40
+
+_outputs = st.lists(st.sampled_from(['ok', 'total 8', 'drwxr-xr-x 2 root root 4096 .', 'Error: nope', 'step 3 done', '',
+                                     '\x1b[32mPASSED\x1b[0m', 'progress 10%\rprogress 100%', 'warning: old', 'x' * 50]), max_size=40)
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(['root@vm:/srv# ls -la', '$ make', '>>> help(len)', 'dev@box:~$ git log']), _outputs),
+                min_size=1, max_size=8))
+def test_random_sessions_walk_back(session):
+    lines = [l for cmd, outs in session for l in [cmd] + [f'{o} {i}' if o else o for i, o in enumerate(outs)]]
+    check_terminal(('\n'.join(lines) + '\n').encode())
