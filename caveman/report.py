@@ -16,12 +16,12 @@ from .compressors.base import CONTRACT_PREFIX
 @dataclass
 class Marker:
     "One elision marker as written in a view (reference §3.16): what was elided, how many units it says, its invariant summary and any contract note."
-    unit: str                 # 'lines', 'rows', 'sections', 'context lines', 'search result lines', 'config lines', 'comment lines', 'identical lines', 'doc comment lines', 'elements', 'body', 'gap'
+    unit: str                 # 'lines', 'rows', 'sections', 'context lines', 'added lines', 'removed lines', 'search result lines', 'config lines', 'comment lines', 'identical lines', 'doc comment lines', 'elements', 'body', 'gap'
     count: int | None         # units the marker says it replaced; None when it states no count
     summary: str = ''         # invariant summary as written, '' if none
     note: str = ''            # contract note a JSON marker carries
 
-_COUNTED = re.compile(r'… (\d+) (lines|rows|sections|context lines|search result lines|config lines|comment lines) elided \(caveman\)(?:: (.*?))? …')
+_COUNTED = re.compile(r'… (\d+) (lines|rows|sections|context lines|search result lines|config lines|comment lines|added lines|removed lines) elided \(caveman\)(?:: (.*?))? …')
 _CAVEMAN_COUNTED = re.compile(r'… caveman: (\d+) (identical lines|doc comment lines) elided …')
 _BODY = re.compile(r'/\* caveman: body elided \*/')
 _GAP = '… [caveman: non-adjacent] …'
@@ -174,7 +174,7 @@ class Alignment:
 # %% ../nbs/62_report.ipynb #2e775672
 import bisect
 
-LINE_UNITS = ('lines', 'context lines', 'search result lines', 'config lines', 'comment lines', 'identical lines')
+LINE_UNITS = ('lines', 'context lines', 'added lines', 'removed lines', 'search result lines', 'config lines', 'comment lines', 'identical lines')
 _ANSI = re.compile(r'\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])')
 _SPACE, _SPACE_QUOTES = re.compile(r'\s+'), re.compile(r'[\s"]+')
 
@@ -440,7 +440,7 @@ def align(original: bytes | str, view: bytes | str, content_type: str = '') -> A
     "Runs of `view` (a compressed view, bytes or str) against `original`: kept spans, each marker with the original it replaced and its claims checked, drops, rewrites, notes."
     o, v = _text(original), _text(view)
     if o == v: return Alignment(o, v, [Run('kept', (0, len(v)), (0, len(o)))] if o else [])
-    if v.lstrip()[:1] in ('{', '[') and MARKER_KEY in v:
+    if v.lstrip()[:1] in ('{', '[') and (MARKER_KEY in v or content_type == 'json'):   # a minified JSON view has no marker
         try: return align_json(o, v)
         except (ValueError, RecursionError): pass
     a = align_lines(o, v, content_type)

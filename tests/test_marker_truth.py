@@ -928,3 +928,58 @@ _outputs = st.lists(st.sampled_from(['ok', 'total 8', 'drwxr-xr-x 2 root root 40
 def test_random_sessions_walk_back(session):
     lines = [l for cmd, outs in session for l in [cmd] + [f'{o} {i}' if o else o for i, o in enumerate(outs)]]
     check_terminal(('\n'.join(lines) + '\n').encode())
+
+
+# ---------------------------------------------------------------------------------------------------
+# text: the view's sections, walked against the original's, are kept sections verbatim or markers
+# counting exactly the sections they replaced; headings, fenced code and flagged sections always stay.
+
+from caveman.compressors.text import compress_text
+
+TEXT_MARKER = re.compile(ELL + r' (\d+) sections elided \(caveman\) ' + ELL + r'\Z')
+TEXT_FLAG = re.compile(r'\b(?:ERROR|WARNING|IMPORTANT|NOTE|ACTION|FOLLOWUP|SECURITY|SUMMARY|CONCLUSION|DECISION|RECOMMENDATION)\b', re.I | re.A)
+
+def paragraphs(text: str) -> list[str]:
+    "Sections the simple way: blank-line separated blocks, a ``` / ~~~ fence (to its closing fence) kept whole."
+    out, cur, fence = [], [], None
+    for line in text.split('\n'):
+        s = line.strip()
+        if fence:
+            cur.append(line)
+            if s and set(s) == {fence[0]} and len(s) >= len(fence) and len(line) - len(line.lstrip(' ')) <= depth + 3:
+                out.append('\n'.join(cur)); cur, fence = [], None
+            continue
+        if m := re.match(r'( *)(```+|~~~+)', line):
+            if cur: out.append('\n'.join(cur))
+            cur, fence, depth = [line], m.group(2), len(m.group(1))
+            continue
+        if not s:
+            if cur: out.append('\n'.join(cur)); cur = []
+        else: cur.append(line)
+    if cur: out.append('\n'.join(cur))
+    return [p.strip() for p in out if p.strip()]
+
+def check_text(body: bytes, query: str = ''):
+    out = compress_text(body, query)
+    assert out == compress_text(body, query)
+    if out is None: return None
+    orig, view = paragraphs(body.decode()), paragraphs(out.decode())
+    i, runs = 0, 0
+    for s in view:
+        if m := TEXT_MARKER.fullmatch(s):
+            n = int(m.group(1))
+            hidden = orig[i:i + n]
+            assert len(hidden) == n >= 1
+            for h in hidden:
+                assert not h.startswith('#') and not re.match(r'(```|~~~)', h) and not TEXT_FLAG.search(h), h[:80]   # headings, code, flags stay
+            i += n; runs += 1; continue
+        assert s == orig[i], (s[:80], orig[i][:80]); i += 1
+    assert i == len(orig)
+    assert compress_text(out, query) is None
+    return out, runs
+
+@pytest.mark.parametrize('path', corpus_files('prose'), ids=lambda p: p.name)
+@pytest.mark.parametrize('query', ['', 'deprecated option', 'validation error'])
+def test_text_corpus_views_walk_back(path, query):
+    got = check_text(path.read_bytes(), query)
+    assert got is not None and got[1] >= 10
