@@ -275,3 +275,22 @@ def test_entity_table_keeps_what_a_query_asks_for(query, code):
     rows = list(csv.reader(io.StringIO(asked.output.decode(), newline='')))
     assert target not in plain_rows and target in rows and rows[0] == orig[0] and {len(r) for r in rows} == {len(orig[0])}
     assert plain.tokens_after < plain.tokens_before * 0.2
+
+
+# ---------------------------------------------------------------- configs: what an agent needs survives
+@pytest.mark.parametrize('path', corpus_files('yaml'), ids=lambda p: p.name)
+def test_config_skeleton_and_flags_survive(path, results):
+    "Every top-level key, every flagged line and every document's first comment line are in the view; the view parses as YAML."
+    import yaml
+    r = results[path]
+    text = path.read_text()
+    lines = text.split('\n')
+    view = view_lines(r)
+    flag = re.compile(r'\b(?:ERROR|FAIL|FAILED|FATAL|PANIC|EXCEPTION|WARNING|SECURITY|SECRET|TOKEN|PASSWORD|DENIED|REJECTED|ROLLBACK)\b', re.I | re.A)
+    must = [l for l in lines if (l[:1].strip() and not l.startswith(('#', '- ')) and re.match(r'[^\s#][^:]*:(\s|$)', l)) or flag.search(l)]
+    must += [next(x for x in lines[i + 1:] if x.strip()) for i, l in enumerate(lines) if l == '---' and any(x.strip() for x in lines[i + 1:])]
+    assert [m for m in must if m not in view] == []
+    assert list(yaml.safe_load_all(r.output.decode())) is not None
+    if path.name.startswith('yaml_gha'):                      # every job of the workflow is still named
+        jobs = yaml.safe_load(text)['jobs']
+        assert all(f'  {j}:' in view or any(l.startswith(f'  {j}:') for l in view) for j in jobs)

@@ -681,6 +681,19 @@ def scalar_spans(docs, lines) -> list[tuple[int, int, str]]:
         else: stack += n.value
     return out
 
+def entry_spans(docs, lines) -> list[tuple[int, int]]:
+    "[start, end) of every block-mapping key entry and block-sequence item, from the parser's marks."
+    out, stack = [], [d for d in docs if d is not None]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.MappingNode) and not n.flow_style:
+            for k, v in n.value:
+                out.append((k.start_mark.line, node_last_line(v, lines) + 1)); stack.append(v)
+        elif isinstance(n, yaml.SequenceNode) and not n.flow_style:
+            for v in n.value:
+                out.append((v.start_mark.line, node_last_line(v, lines) + 1)); stack.append(v)
+    return out
+
 def check_config(body: bytes, query: str = ''):
     out = compress_config(body, query)
     assert out == compress_config(body, query)
@@ -731,6 +744,11 @@ def check_config(body: bytes, query: str = ''):
                 assert olines[s:e] == olines[a:a + n], (claim, a)
                 assert s < a and olines[s] in lines                                             # the first occurrence is earlier and shown
                 CONFIG_KINDS['same as'] = CONFIG_KINDS.get('same as', 0) + 1
+        hidden_rows = {i for _, _, a, n in runs for i in range(a, a + n)}
+        for s0, e0 in entry_spans(docs, olines):                # every shown line inside an entry shows the entry's key line too
+            if s0 in hidden_rows and any(i not in hidden_rows and olines[i].strip() and not olines[i].lstrip().startswith('#')
+                                         for i in range(s0 + 1, e0)):
+                raise AssertionError(f'line {s0 + 1} ({olines[s0].strip()!r}) is hidden but lines under it are shown')
         if comment_rows and all(u == 'comment lines' for u, *_ in runs):
             assert list(yaml.safe_load_all(out)) == list(yaml.safe_load_all(body))
         elif comment_rows:   # the same comment lines removed from the original: the loaded value is unchanged
