@@ -196,9 +196,13 @@ def yaml_layout(text: str, lines: Sequence[str]) -> tuple[list[Entry], set[int]]
 # %% ../../nbs/16_compressors_config.ipynb #944cc44c
 def repeated_entries(lines: Sequence[str], entries: Sequence[Entry], keep: Sequence[bool], comment: Sequence[bool]) -> list[tuple[int, int, str]]:
     "`(start, end, claim)` for each entry whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping."
+    shown, plain = [0], [0]                 # prefix counts: lines kept (or comments), lines free of flags, markers, anchors
+    for i, l in enumerate(lines):
+        shown.append(shown[-1] + bool(keep[i] or comment[i]))
+        plain.append(plain[-1] + (not (_FLAGGED.search(l) or _DOC_MARKER.match(l) or ('&' in l and _ANCHOR.search(l)))))
     def intact(e: Entry) -> bool:
-        return e.path is not None and all(keep[i] or comment[i] for i in range(e.start, e.end)) and not any(
-            _FLAGGED.search(l) or _DOC_MARKER.match(l) or ('&' in l and _ANCHOR.search(l)) for l in lines[e.start:e.end])
+        n = e.end - e.start
+        return e.path is not None and shown[e.end] - shown[e.start] == n and plain[e.end] - plain[e.start] == n
     first, out, done = {}, [], -1
     for e in entries:
         if e.start < done or (not e.item and _YAML_ITEM.match(lines[e.start])): continue   # a key on its item's `- ` line: the item's business
@@ -294,7 +298,8 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     blocks = block_scalars(lines) if yml else []
     inside = layout[1] if layout else {i for a, b in blocks for i in range(a + 1, b)}
     comment = comment_lines(lines, kind, inside)
-    keep = [_FLAGGED.search(l) is not None or (yml and (
+    flag = [_FLAGGED.search(l) is not None for l in lines]
+    keep = [flag[i] or (yml and (
             (not l[:1].isspace() and not comment[i] and _YAML_KEY.match(l) is not None and not l.startswith('- '))
             or _DOC_MARKER.match(l) is not None or ('&' in l and _ANCHOR.search(l) is not None))) for i, l in enumerate(lines)]
     for i in [*range(HEAD), *range(max(0, n - TAIL), n)]: keep[i] = True
@@ -302,9 +307,8 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     configuration = [i for i in range(n) if not comment[i]]
     for i, k in zip(configuration, keep_non_redundant([lines[i] for i in configuration], [asked[i] for i in configuration])): keep[i] = k
     title = document_titles(lines, comment) if yml else [False] * n
-    def comment_rule(keep):
-        return [k if not comment[i] else bool(_FLAGGED.search(lines[i]) or title[i] or asked[i] or i < HEAD or i >= n - TAIL)
-                for i, k in enumerate(keep)]
+    shown = [comment[i] and (flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL) for i in range(n)]   # the comment rule
+    def comment_rule(keep): return [shown[i] if comment[i] else k for i, k in enumerate(keep)]
     keep = comment_rule(yaml_context(lines, comment_rule(keep)) if yml else section_context(lines, comment_rule(keep)))
     for a, b in blocks:
         if any(keep[a:b]): keep[a:b] = [True] * (b - a)
