@@ -16,12 +16,12 @@ from .compressors.base import CONTRACT_PREFIX
 @dataclass
 class Marker:
     "One elision marker as written in a view (reference §3.16): what was elided, how many units it says, its invariant summary and any contract note."
-    unit: str                 # 'lines', 'rows', 'sections', 'context lines', 'search result lines', 'config lines', 'identical lines', 'doc comment lines', 'elements', 'body', 'gap'
+    unit: str                 # 'lines', 'rows', 'sections', 'context lines', 'added lines', 'removed lines', 'search result lines', 'config lines', 'comment lines', 'identical lines', 'doc comment lines', 'elements', 'body', 'gap'
     count: int | None         # units the marker says it replaced; None when it states no count
     summary: str = ''         # invariant summary as written, '' if none
     note: str = ''            # contract note a JSON marker carries
 
-_COUNTED = re.compile(r'… (\d+) (lines|rows|sections|context lines|search result lines|config lines) elided \(caveman\)(?:: (.*?))? …')
+_COUNTED = re.compile(r'… (\d+) (lines|rows|sections|context lines|search result lines|config lines|comment lines|added lines|removed lines) elided \(caveman\)(?:: (.*?))? …')
 _CAVEMAN_COUNTED = re.compile(r'… caveman: (\d+) (identical lines|doc comment lines) elided …')
 _BODY = re.compile(r'/\* caveman: body elided \*/')
 _GAP = '… [caveman: non-adjacent] …'
@@ -174,7 +174,7 @@ class Alignment:
 # %% ../nbs/62_report.ipynb #2e775672
 import bisect
 
-LINE_UNITS = ('lines', 'context lines', 'search result lines', 'config lines', 'identical lines')
+LINE_UNITS = ('lines', 'context lines', 'added lines', 'removed lines', 'search result lines', 'config lines', 'comment lines', 'identical lines')
 _ANSI = re.compile(r'\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])')
 _SPACE, _SPACE_QUOTES = re.compile(r'\s+'), re.compile(r'[\s"]+')
 
@@ -208,6 +208,14 @@ class _Lines:
         exact = next((hits[j] for j in range(k, min(k + 64, len(hits))) if self.lines[hits[j]] == line), None)
         return exact if exact is not None else (hits[k] if k < len(hits) else None)
 
+# %% ../nbs/62_report.ipynb #7dcec46e
+from .compressors.search import parse_hits, flat_line
+
+def _search_lines(lines: list[str]) -> list[str | None]:
+    "The lines of a grouped search view as the tool printed them (`path:N:text`); None for a path line."
+    hits, headers = parse_hits(lines)
+    return [None if i in headers else flat_line(h) if h is not None else l for i, (h, l) in enumerate(zip(hits, lines))]
+
 # %% ../nbs/62_report.ipynb #9349d1d4
 _ELLIPSIS_BODY = re.compile(r'(?:\s*\d+(?:\t|→|:|\|)?)?\s*\.\.\.\s*')   # `...`, maybe behind a line-number gutter
 
@@ -216,6 +224,7 @@ def _python_ellipsis(line: str, content_type: str) -> bool: return content_type 
 def align_lines(original: str, view: str, content_type: str = '') -> Alignment:
     "Align a line-oriented view against `original` (both str): runs in view order, spans in characters (see `Run`)."
     o, v = _Lines(original, content_type == 'tabular'), _Lines(view)
+    shown = _search_lines(v.lines) if content_type == 'search-result' else v.lines
     runs, cur, opened, exact = [], 0, None, True
     def close(at: int):
         nonlocal opened
@@ -229,7 +238,8 @@ def align_lines(original: str, view: str, content_type: str = '') -> Alignment:
     def extend(run: Run, vi: int) -> bool:
         if run.view[1] != v.span(vi, vi)[0]: return False
         run.view = (run.view[0], v.span(vi, vi + 1)[1]); return True
-    for vi, line in enumerate(v.lines):
+    for vi, line in enumerate(shown):
+        if line is None: runs.append(Run('note', v.span(vi, vi + 1))); continue   # a search result's path line
         marker_open = opened is not None and opened.kind == 'elided'
         if not marker_open and o.same(cur, line):
             close(cur); keep(vi, cur); cur += 1; continue
@@ -430,7 +440,7 @@ def align(original: bytes | str, view: bytes | str, content_type: str = '') -> A
     "Runs of `view` (a compressed view, bytes or str) against `original`: kept spans, each marker with the original it replaced and its claims checked, drops, rewrites, notes."
     o, v = _text(original), _text(view)
     if o == v: return Alignment(o, v, [Run('kept', (0, len(v)), (0, len(o)))] if o else [])
-    if v.lstrip()[:1] in ('{', '[') and MARKER_KEY in v:
+    if v.lstrip()[:1] in ('{', '[') and (MARKER_KEY in v or content_type == 'json'):   # a minified JSON view has no marker
         try: return align_json(o, v)
         except (ValueError, RecursionError): pass
     a = align_lines(o, v, content_type)

@@ -141,6 +141,21 @@ def screen(line: str) -> str:
 def view_lines(r) -> set[str]:
     return {l.rstrip('\r') for l in r.output.decode('utf-8').split('\n')}
 
+NUMBERED = re.compile(r'(\d+)([:-])(.*)\Z', re.S)
+
+def ungroup(lines: list[str]) -> list[str]:
+    "A grouped search view (a path line, then `N:text` / `N-text` lines) read back as the tool printed it: `path:N:text`."
+    out, path = [], None
+    for k, line in enumerate(lines):
+        m = NUMBERED.match(line)
+        if m and path is not None: out.append(f'{path}{m[2]}{m[1]}{m[2]}{m[3]}'); continue
+        if path is not None and (line == '--' or 'elided (caveman)' in line): out.append(line); continue
+        after = lines[k + 1] if k + 1 < len(lines) else ''
+        path = (line if line and line != '--' and not re.search(r'[\s:]', line) and not line.isdigit()
+                and (NUMBERED.match(after) or 'elided (caveman)' in after) else None)
+        if path is None: out.append(line)
+    return out
+
 @pytest.mark.parametrize('path', corpus_files('log') + corpus_files('terminal') + corpus_files('search'), ids=lambda p: p.name)
 def test_failure_lines_survive(path, results):
     r = results[path]
@@ -149,6 +164,7 @@ def test_failure_lines_survive(path, results):
     else: lines, words = [l.rstrip('\r') for l in text.split('\n')], (SEARCH_WORDS if kind_of(path) == 'search-result' else LOG_WORDS)
     must = [l for l in lines if words.search(l)]
     view = view_lines(r)
+    if kind_of(path) == 'search-result': view |= set(ungroup(r.output.decode('utf-8').split('\n')))   # hits of one file come grouped
     assert [l for l in must if l not in view] == []
     CHECKED[path.name] = len(must)
 
@@ -242,3 +258,39 @@ if __name__ == '__main__':
     print(f'{"file":46s} {"type":14s} {"tokens":>8s} {"after":>8s} {"ratio":>6s} {"ms":>7s}')
     for name, kind, before, after, ratio, ms in measure():
         print(f'{name:46s} {kind:14s} {before:8d} {after:8d} {ratio:6.3f} {ms:7.1f}')
+
+
+# ---------------------------------------------------------------- tables of distinct records (guard cap)
+@pytest.mark.parametrize('query, code', [('France Paris', 'FRA'), ('Japan Tokyo', 'JPN'), ('Kenya Nairobi', 'KEN')])
+def test_entity_table_keeps_what_a_query_asks_for(query, code):
+    "The country table is elided to its rule rows; a query brings back the row it names, whole, header and width intact."
+    import csv, io
+    from caveman.corpus import corpus_path
+    e = Engine(ccr.open_store(':memory:'))
+    data = corpus_path('csv_country_codes.csv').read_bytes()
+    orig = list(csv.reader(io.StringIO(data.decode(), newline='')))
+    target = next(r for r in orig if r[2] == code)
+    plain, asked = e.compress(data), e.compress(data, query=query)
+    plain_rows = list(csv.reader(io.StringIO(plain.output.decode(), newline='')))
+    rows = list(csv.reader(io.StringIO(asked.output.decode(), newline='')))
+    assert target not in plain_rows and target in rows and rows[0] == orig[0] and {len(r) for r in rows} == {len(orig[0])}
+    assert plain.tokens_after < plain.tokens_before * 0.2
+
+
+# ---------------------------------------------------------------- configs: what an agent needs survives
+@pytest.mark.parametrize('path', corpus_files('yaml'), ids=lambda p: p.name)
+def test_config_skeleton_and_flags_survive(path, results):
+    "Every top-level key, every flagged line and every document's first comment line are in the view; the view parses as YAML."
+    import yaml
+    r = results[path]
+    text = path.read_text()
+    lines = text.split('\n')
+    view = view_lines(r)
+    flag = re.compile(r'\b(?:ERROR|FAIL|FAILED|FATAL|PANIC|EXCEPTION|WARNING|SECURITY|SECRET|TOKEN|PASSWORD|DENIED|REJECTED|ROLLBACK)\b', re.I | re.A)
+    must = [l for l in lines if (l[:1].strip() and not l.startswith(('#', '- ')) and re.match(r'[^\s#][^:]*:(\s|$)', l)) or flag.search(l)]
+    must += [next(x for x in lines[i + 1:] if x.strip()) for i, l in enumerate(lines) if l == '---' and any(x.strip() for x in lines[i + 1:])]
+    assert [m for m in must if m not in view] == []
+    assert list(yaml.safe_load_all(r.output.decode())) is not None
+    if path.name.startswith('yaml_gha'):                      # every job of the workflow is still named
+        jobs = yaml.safe_load(text)['jobs']
+        assert all(f'  {j}:' in view or any(l.startswith(f'  {j}:') for l in view) for j in jobs)

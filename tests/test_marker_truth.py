@@ -615,3 +615,389 @@ def test_log_template_runs_keep_both_ends_and_every_failure():
                 slots |= {k for k in range(len(f)) if f[k] != first[k]}
             assert len(slots) <= 1
         assert all(l in kept for l, must in zip(lines, must_keep_lines(lines)) if must)
+
+
+# ---------------------------------------------------------------------------------------------------
+# configs: walk the output lines against the original lines; each marker's hidden lines are checked
+# with PyYAML's own node positions (pure-Python parser, not the compressor's code): comment runs are
+# comment lines outside every scalar, whose removal leaves the loaded value unchanged; `same as P`
+# hides exactly the lines of the entry at path P; `lines` markers sit inside a block scalar's body,
+# clear of its first 3 and last 2 lines.
+
+import yaml
+from caveman.compressors.config import compress_config
+
+CONFIG_MARKER = re.compile(r'([ \t]*)# ' + ELL + r' (\d+) (config lines|comment lines|lines) elided \(caveman\)(?:: (.*))? ' + ELL + r'\r?\Z')
+CONFIG_FLAG = re.compile(r'\b(?:ERROR|FAIL|FAILED|FATAL|PANIC|EXCEPTION|WARNING|SECURITY|SECRET|TOKEN|PASSWORD|DENIED|REJECTED|ROLLBACK)\b',
+                         re.I | re.A)
+PATH_PART = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+CONFIG_KINDS = {}
+
+def parse_path(text: str) -> tuple[list, int]:
+    "yq path text (`.a.b[0][\"c.d\"]`, optional ` of document N`) -> (parts, document index from 0)."
+    doc = 0
+    if m := re.fullmatch(r'(.*) of document (\d+)', text): text, doc = m.group(1), int(m.group(2)) - 1
+    parts, pos = [], 0
+    while pos < len(text):
+        m = PATH_PART.match(text, pos)
+        assert m, text
+        parts.append(m.group(1) if m.group(1) else int(m.group(2)) if m.group(2) else json.loads(m.group(3)))
+        pos = m.end()
+    return parts, doc
+
+def node_last_line(n, lines) -> int:
+    "Last line holding any character of node `n`'s content."
+    if isinstance(n, yaml.ScalarNode):
+        e = n.end_mark.line - (n.end_mark.column == 0)
+        if n.style in ('|', '>'):
+            while e > n.start_mark.line and not lines[e].strip(): e -= 1
+        return e
+    if n.flow_style: return n.end_mark.line - (n.end_mark.column == 0)
+    kids = [x for kv in n.value for x in kv] if isinstance(n, yaml.MappingNode) else n.value
+    return max([n.start_mark.line] + [node_last_line(k, lines) for k in kids])
+
+def entry_lines(docs, lines, path_text: str) -> tuple[int, int]:
+    "[start, end) lines of the entry at `path_text`: a key from its own line, an item from its node's line."
+    parts, d = parse_path(path_text)
+    node, start = docs[d], None
+    for p in parts:
+        if isinstance(p, int):
+            assert isinstance(node, yaml.SequenceNode)
+            node = node.value[p]; start = node.start_mark.line
+        else:
+            assert isinstance(node, yaml.MappingNode)
+            k, node = next((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == p)
+            start = k.start_mark.line
+    return start, node_last_line(node, lines) + 1
+
+def scalar_spans(docs, lines) -> list[tuple[int, int, str]]:
+    "(first line, last content line, style) of every scalar node."
+    out, stack = [], list(docs)
+    while stack:
+        n = stack.pop()
+        if n is None: continue
+        if isinstance(n, yaml.ScalarNode): out.append((n.start_mark.line, node_last_line(n, lines), n.style))
+        elif isinstance(n, yaml.MappingNode): stack += [x for kv in n.value for x in kv]
+        else: stack += n.value
+    return out
+
+def entry_spans(docs, lines) -> list[tuple[int, int]]:
+    "[start, end) of every block-mapping key entry and block-sequence item, from the parser's marks."
+    out, stack = [], [d for d in docs if d is not None]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.MappingNode) and not n.flow_style:
+            for k, v in n.value:
+                out.append((k.start_mark.line, node_last_line(v, lines) + 1)); stack.append(v)
+        elif isinstance(n, yaml.SequenceNode) and not n.flow_style:
+            for v in n.value:
+                out.append((v.start_mark.line, node_last_line(v, lines) + 1)); stack.append(v)
+    return out
+
+def check_config(body: bytes, query: str = ''):
+    out = compress_config(body, query)
+    assert out == compress_config(body, query)
+    if out is None: return None
+    text, orig = out.decode('utf-8'), body.decode('utf-8')
+    olines, lines = orig.split('\n'), text.split('\n')
+    assert (olines[-1] == '') == (lines[-1] == '')
+    if olines[-1] == '': olines.pop(); lines.pop()
+    is_yaml = True
+    try: docs = list(yaml.compose_all(orig, Loader=yaml.SafeLoader))
+    except yaml.YAMLError: is_yaml = False
+    if is_yaml: assert all(d is None or isinstance(d, yaml.Node) for d in docs)
+    runs, p = [], 0
+    for line in lines:
+        if p < len(olines) and line == olines[p]: p += 1; continue
+        m = CONFIG_MARKER.match(line)
+        assert m, line
+        n, unit, claim = int(m.group(2)), m.group(3), m.group(4) or ''
+        hidden = olines[p:p + n]
+        assert len(hidden) == n >= 1
+        assert not any(CONFIG_FLAG.search(h) for h in hidden if unit != 'config lines' or claim), hidden   # flagged lines stay
+        runs.append((unit, claim, p, n))
+        p += n
+    assert p == len(olines) and runs
+    for l in olines:
+        if CONFIG_FLAG.search(l): assert l in lines, l
+    if is_yaml:
+        assert yaml.safe_load_all(out) is not None and list(yaml.compose_all(out, Loader=yaml.SafeLoader)) is not None
+        spans = scalar_spans(docs, olines)
+        comment_rows = set()
+        for unit, claim, a, n in runs:
+            if unit == 'comment lines':
+                assert all(l.lstrip(' \t')[:1] in ('#', ';') for l in olines[a:a + n])
+                assert not any(s < i <= e for s, e, _ in spans for i in range(a, a + n))          # never text of a scalar
+                comment_rows.update(range(a, a + n))
+                CONFIG_KINDS['comment'] = CONFIG_KINDS.get('comment', 0) + 1
+            elif unit == 'lines':
+                blocks = [(s, e) for s, e, style in spans if style in ('|', '>') and s < a and a + n - 1 <= e]
+                assert len(blocks) == 1, (a, n)
+                s, e = blocks[0]
+                assert a >= s + 1 + 3 and a + n - 1 <= e - 2                                      # both ends of the body stay
+                CONFIG_KINDS['block'] = CONFIG_KINDS.get('block', 0) + 1
+            elif claim:
+                m = re.fullmatch(r'same as (under )?(.+)', claim)
+                assert m, claim
+                s, e = entry_lines(docs, olines, m.group(2))
+                if m.group(1): s += 1
+                assert olines[s:e] == olines[a:a + n], (claim, a)
+                assert s < a and olines[s] in lines                                             # the first occurrence is earlier and shown
+                CONFIG_KINDS['same as'] = CONFIG_KINDS.get('same as', 0) + 1
+        hidden_rows = {i for _, _, a, n in runs for i in range(a, a + n)}
+        for s0, e0 in entry_spans(docs, olines):                # every shown line inside an entry shows the entry's key line too
+            if s0 in hidden_rows and any(i not in hidden_rows and olines[i].strip() and not olines[i].lstrip().startswith('#')
+                                         for i in range(s0 + 1, e0)):
+                raise AssertionError(f'line {s0 + 1} ({olines[s0].strip()!r}) is hidden but lines under it are shown')
+        if comment_rows and all(u == 'comment lines' for u, *_ in runs):
+            assert list(yaml.safe_load_all(out)) == list(yaml.safe_load_all(body))
+        elif comment_rows:   # the same comment lines removed from the original: the loaded value is unchanged
+            stripped = '\n'.join(l for i, l in enumerate(olines) if i not in comment_rows)
+            assert list(yaml.safe_load_all(stripped)) == list(yaml.safe_load_all(body))
+    assert compress_config(out, query) is None
+    return out, runs
+
+@pytest.mark.parametrize('path', corpus_files('yaml'), ids=lambda p: p.name)
+@pytest.mark.parametrize('query', ['', 'checkout persist-credentials', 'prometheus retention'])
+def test_config_corpus_markers_tell_the_truth(path, query):
+    assert check_config(path.read_bytes(), query) is not None
+
+def test_config_corpus_exercises_every_new_marker():
+    CONFIG_KINDS.clear()
+    for p in corpus_files('yaml'): check_config(p.read_bytes())
+    assert CONFIG_KINDS.get('comment', 0) > 500 and CONFIG_KINDS.get('same as', 0) > 50 and CONFIG_KINDS.get('block', 0) >= 4, CONFIG_KINDS
+
+def test_config_toml_ini_comments():
+    "Distinct sections (nothing for the guard to elide), each documented by a comment paragraph: only comments go."
+    words = 'ledger billing search mailer cache queue auth audit export import backup metrics'.split()
+    keys = 'host port pool timeout retries region owner tier'.split()
+    toml = '\n'.join(['title = "services"', ''] + [l for i, w in enumerate(words) for l in (
+        f'# {w}: the primary store of the {w} team', '# keep the pool small, the proxy multiplexes', '# see the runbook',
+        f'[{w}]', f'{keys[i % 8]} = "{w}-{i}.internal"', f'{keys[(i + 3) % 8]} = {5400 + i}', '')] +
+        ['# WARNING: metrics is shared', '[payments]', 'host = "pay.internal"', 'port = 6000']) + '\n'
+    out = compress_config(toml.encode()).decode()
+    assert out.count('comment lines elided (caveman)') >= 10 and '# WARNING: metrics is shared' in out
+    assert 'config lines elided' not in out
+    try:
+        import tomllib
+        assert tomllib.loads(out) == tomllib.loads(toml)        # comments only: the same configuration
+    except ImportError: pass
+    ini = toml.replace('"', '').replace('title = services', '; services')
+    out = compress_config(ini.encode()).decode()
+    import configparser
+    a, b = configparser.ConfigParser(interpolation=None), configparser.ConfigParser(interpolation=None)
+    a.read_string(ini); b.read_string(out)
+    assert {s: dict(a[s]) for s in a} == {s: dict(b[s]) for s in b} and out.count('comment lines elided (caveman)') >= 10
+    indented = ini.replace('# see the runbook', '  # see the runbook')      # an indented INI line continues a value: not a comment
+    assert '  # see the runbook' in compress_config(indented.encode()).decode()
+
+_step_names = st.sampled_from(['checkout', 'setup', 'lint', 'test', 'build'])
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.tuples(_step_names, st.integers(0, 2), st.booleans()), min_size=1, max_size=6), min_size=2, max_size=8),
+       st.integers(0, 12), st.booleans())
+def test_random_workflows_markers_tell_the_truth(jobs, script_lines, documented):
+    "Workflows built from a few step shapes (so entries repeat), optional comment paragraphs, a script of random length."
+    out = ['name: generated', 'on: push', 'jobs:']
+    for j, steps in enumerate(jobs):
+        if documented: out += [f'  # job {j} runs the {steps[0][0]} stage', '  # on every push to main', '  # and on tags']
+        out += [f'  job-{j}:', '    runs-on: ubuntu-latest', '    steps:']
+        for name, variant, with_script in steps:
+            out += [f'      - uses: actions/{name}@9c091bb21b7c1c1d1991bb908d89e4e9dddfe3e0', '        with:', f'          level: {variant}']
+            if with_script and script_lines:
+                out += ['      - run: |'] + [f'          echo step {k} of {name}' for k in range(script_lines)]
+            out.append('')
+    WORKFLOW_TRIALS['run'] += 1
+    if (got := check_config(('\n'.join(out) + '\n').encode())) and any(claim for _, claim, _, _ in got[1]): WORKFLOW_TRIALS['same as'] += 1
+
+WORKFLOW_TRIALS = {'run': 0, 'same as': 0}
+
+def test_random_workflows_were_compressed():
+    "Runs after the property above: most generated workflows got `same as` markers."
+    assert WORKFLOW_TRIALS['run'] == 0 or WORKFLOW_TRIALS['same as'] * 2 >= WORKFLOW_TRIALS['run'], WORKFLOW_TRIALS
+
+
+# ---------------------------------------------------------------------------------------------------
+# search results: the grouped view read back (independently of the compressor) must be the original's
+# lines in order, each marker standing for exactly its count of lines, all of the file named above it
+# when it sits in a file's group; flagged hits always stay.
+
+from caveman.compressors.search import compress_search
+
+SEARCH_MARKER = re.compile(ELL + r' (\d+) search result lines elided \(caveman\) ' + ELL + r'\r?\Z')
+SEARCH_FLAG = re.compile(r'\b(?:ERROR|FAIL|FAILED|PANIC|ACTION|FOLLOWUP|SECURITY|SECRET|TOKEN|PASSWORD|KEY)\b', re.I | re.A)
+NUMBERED_HIT = re.compile(r'(\d+)([:-])(.*)\Z', re.S)
+
+def read_grouped(lines: list[str]) -> list[tuple[str, str | None]]:
+    "(line as the tool printed it, or the marker itself; the file path of the group it sits in, None outside groups)."
+    out, path = [], None
+    for k, line in enumerate(lines):
+        m = NUMBERED_HIT.match(line)
+        if m and path is not None: out.append((f'{path}{m[2]}{m[1]}{m[2]}{m[3]}', path)); continue
+        if path is not None and (line == '--' or SEARCH_MARKER.match(line)): out.append((line, path)); continue
+        after = lines[k + 1] if k + 1 < len(lines) else ''
+        path = (line if line and line != '--' and not re.search(r'[\s:]', line) and not line.isdigit()
+                and (NUMBERED_HIT.match(after) or SEARCH_MARKER.match(after)) else None)
+        if path is None: out.append((line, None))
+    return out
+
+def check_search(body: bytes, query: str = ''):
+    out = compress_search(body, query)
+    assert out == compress_search(body, query)
+    if out is None: return None
+    olines = [l for l, _ in read_grouped(body.decode('utf-8').split('\n'))]     # grouped input is read back the same way
+    view = out.decode('utf-8').split('\n')
+    p, runs = 0, []
+    for line, path in read_grouped(view):
+        if m := SEARCH_MARKER.match(line):
+            n = int(m.group(1))
+            hidden = olines[p:p + n]
+            assert len(hidden) == n >= 3                                        # no summary: three lines or more
+            if path is not None:
+                assert all(h == '--' or h.startswith(path + ':') or h.startswith(path + '-') for h in hidden), (path, hidden[:3])
+            assert not any(SEARCH_FLAG.search(h) for h in hidden)
+            runs.append((n, path)); p += n
+            continue
+        assert p < len(olines) and line == olines[p], (line, olines[p] if p < len(olines) else None)
+        p += 1
+    assert p == len(olines)
+    assert compress_search(out, query) is None
+    return out, runs
+
+@pytest.mark.parametrize('path', corpus_files('search'), ids=lambda p: p.name)
+@pytest.mark.parametrize('query', ['', 'timeout session', 'model_validator mode wrap'])
+def test_search_corpus_views_read_back(path, query):
+    got = check_search(path.read_bytes(), query)
+    assert got is not None and len(got[0]) < len(path.read_bytes())
+
+_files = st.sampled_from(['src/app.py', 'src/app-2.py', 'lib/x-10-y.js', 'tests/test_app.py', 'docs/a b.md', 'README'])
+_texts = st.sampled_from(['    client.send(request, timeout=30)', '', 'timeout = 5  # KEY', 'return x:1:2', '--', 'def f(a-1-b):'])
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_files, st.integers(1, 400), st.booleans(), _texts), min_size=18, max_size=90), st.booleans(), st.booleans())
+def test_random_search_views_read_back(hits, heading, command):
+    "grep/rg-like output with matches and context lines, flat or already grouped: read back exactly, a second pass is a no-op."
+    lines = ['$ rg -n -C1 timeout'] if command else []
+    prev = None
+    for path, n, match, text in hits:
+        sep = ':' if match else '-'
+        if heading:
+            if path != prev: lines.append(path)
+            lines.append(f'{n}{sep}{text}')
+        else: lines.append(f'{path}{sep}{n}{sep}{text}')
+        prev = path
+    SEARCH_TRIALS['run'] += 1
+    if (got := check_search(('\n'.join(lines) + '\n').encode())) and got[1]: SEARCH_TRIALS['elided'] += 1
+
+SEARCH_TRIALS = {'run': 0, 'elided': 0}
+
+def test_random_searches_were_compressed():
+    "Runs after the property above: a good share of the generated searches had runs elided."
+    assert SEARCH_TRIALS['run'] == 0 or SEARCH_TRIALS['elided'] * 4 >= SEARCH_TRIALS['run'], SEARCH_TRIALS
+
+
+# ---------------------------------------------------------------------------------------------------
+# terminal sessions: the view walks the rendered input (escapes removed, redraws collapsed: recomputed
+# here) line by line; every marker hides exactly its count; command lines and failure lines stay.
+
+from caveman.compressors.terminal import compress_terminal
+
+TERM_ESC = re.compile(r'\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[\x20-\x2f]+[\x30-\x7e]|[\x30-\x7e])')
+TERM_FAIL = re.compile(r'\b(?:error|err|fatal|panic|exception|traceback|fail|failed|failure|warn|warning)\b', re.I | re.A)
+TERM_PROMPT = re.compile(r'[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[^$#]*[$#](?: |\Z)|\$ |>>> |\.\.\. |In \[\d+\]: |PS [^>]*> ')
+TERM_MARKER = re.compile(ELL + r' (\d+) lines elided \(caveman\) ' + ELL + r'\r?\Z')
+
+def screen_line(line: str) -> str:
+    cr = line.endswith('\r')
+    body = TERM_ESC.sub('', line[:-1] if cr else line)
+    if '\r' in body: body = ([s for s in body.split('\r') if s] or [''])[-1]
+    return body + ('\r' if cr else '')
+
+def check_terminal(body: bytes):
+    out = compress_terminal(body)
+    assert out == compress_terminal(body)
+    if out is None: return None
+    olines = [screen_line(l) for l in body.decode('utf-8').split('\n')]
+    p, runs = 0, []
+    for line in out.decode('utf-8').split('\n'):
+        if (m := TERM_MARKER.match(line)) and not (p < len(olines) and olines[p] == line):
+            n = int(m.group(1))
+            hidden = olines[p:p + n]
+            assert len(hidden) == n >= 3
+            assert not any(TERM_FAIL.search(h) or TERM_PROMPT.match(h) for h in hidden), hidden
+            runs.append(n); p += n; continue
+        assert p < len(olines) and line == olines[p], (line, olines[p] if p < len(olines) else None)
+        p += 1
+    assert p == len(olines)
+    assert compress_terminal(out) is None
+    return out, runs
+
+@pytest.mark.parametrize('path', corpus_files('terminal'), ids=lambda p: p.name)
+def test_terminal_corpus_views_walk_back(path):
+    out, runs = check_terminal(path.read_bytes())
+    assert runs and sum(runs) > 40
+
+_outputs = st.lists(st.sampled_from(['ok', 'total 8', 'drwxr-xr-x 2 root root 4096 .', 'Error: nope', 'step 3 done', '',
+                                     '\x1b[32mPASSED\x1b[0m', 'progress 10%\rprogress 100%', 'warning: old', 'x' * 50]), max_size=40)
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(['root@vm:/srv# ls -la', '$ make', '>>> help(len)', 'dev@box:~$ git log']), _outputs),
+                min_size=1, max_size=8))
+def test_random_sessions_walk_back(session):
+    lines = [l for cmd, outs in session for l in [cmd] + [f'{o} {i}' if o else o for i, o in enumerate(outs)]]
+    check_terminal(('\n'.join(lines) + '\n').encode())
+
+
+# ---------------------------------------------------------------------------------------------------
+# text: the view's sections, walked against the original's, are kept sections verbatim or markers
+# counting exactly the sections they replaced; headings, fenced code and flagged sections always stay.
+
+from caveman.compressors.text import compress_text
+
+TEXT_MARKER = re.compile(ELL + r' (\d+) sections elided \(caveman\) ' + ELL + r'\Z')
+TEXT_FLAG = re.compile(r'\b(?:ERROR|WARNING|IMPORTANT|NOTE|ACTION|FOLLOWUP|SECURITY|SUMMARY|CONCLUSION|DECISION|RECOMMENDATION)\b', re.I | re.A)
+
+def paragraphs(text: str) -> list[str]:
+    "Sections the simple way: blank-line separated blocks, a ``` / ~~~ fence (to its closing fence) kept whole."
+    out, cur, fence = [], [], None
+    for line in text.split('\n'):
+        s = line.strip()
+        if fence:
+            cur.append(line)
+            if s and set(s) == {fence[0]} and len(s) >= len(fence) and len(line) - len(line.lstrip(' ')) <= depth + 3:
+                out.append('\n'.join(cur)); cur, fence = [], None
+            continue
+        if m := re.match(r'( *)(```+|~~~+)', line):
+            if cur: out.append('\n'.join(cur))
+            cur, fence, depth = [line], m.group(2), len(m.group(1))
+            continue
+        if not s:
+            if cur: out.append('\n'.join(cur)); cur = []
+        else: cur.append(line)
+    if cur: out.append('\n'.join(cur))
+    return [p.strip() for p in out if p.strip()]
+
+def check_text(body: bytes, query: str = ''):
+    out = compress_text(body, query)
+    assert out == compress_text(body, query)
+    if out is None: return None
+    orig, view = paragraphs(body.decode()), paragraphs(out.decode())
+    i, runs = 0, 0
+    for s in view:
+        if m := TEXT_MARKER.fullmatch(s):
+            n = int(m.group(1))
+            hidden = orig[i:i + n]
+            assert len(hidden) == n >= 1
+            for h in hidden:
+                assert not h.startswith('#') and not re.match(r'(```|~~~)', h) and not TEXT_FLAG.search(h), h[:80]   # headings, code, flags stay
+            i += n; runs += 1; continue
+        assert s == orig[i], (s[:80], orig[i][:80]); i += 1
+    assert i == len(orig)
+    assert compress_text(out, query) is None
+    return out, runs
+
+@pytest.mark.parametrize('path', corpus_files('prose'), ids=lambda p: p.name)
+@pytest.mark.parametrize('query', ['', 'deprecated option', 'validation error'])
+def test_text_corpus_views_walk_back(path, query):
+    got = check_text(path.read_bytes(), query)
+    assert got is not None and got[1] >= 10
