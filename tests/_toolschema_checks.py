@@ -55,6 +55,22 @@ def resolve(root, ref: str):
     return node
 
 
+def resolved_refs(catalog_doc) -> int:
+    "Resolve every `$ref` of every tool schema in a parsed catalog against its own schema (raises when one does not resolve); returns how many there were."
+    refs = 0
+    for tool in extract_tools(catalog_doc):
+        for _, schema in tool_schemas(tool):
+            stack = [schema]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, dict):
+                    if isinstance(node.get('$ref'), str):
+                        resolve(schema, node['$ref']); refs += 1
+                    stack += node.values()
+                elif isinstance(node, list): stack += node
+    return refs
+
+
 def tool_schemas(tool):
     "`(key, schema)` for each schema a tool carries."
     return [(k, tool[k]) for k in SCHEMA_KEYS if k in tool]

@@ -1,10 +1,11 @@
 """Corpus-wide checks for the diff, html, repetition and code compressors: never raise, keep what
 they promise (computed independently of the compressors), deterministic, idempotent."""
 import ast, hashlib, os, re, subprocess, sys
-from html.parser import HTMLParser
 
 import lxml.html
 import pytest
+
+from _html_text import hidden_only_text
 import tree_sitter as ts
 import tree_sitter_javascript, tree_sitter_typescript
 from hypothesis import given, settings, HealthCheck, strategies as st
@@ -154,22 +155,6 @@ def test_diff_real_payload_with_wide_context():
 
 
 # ---------------------------------------------------------------- html retention
-class _Chunks(HTMLParser):
-    "Text chunks inside script/style/nav elements vs. everywhere else (stdlib parser: independent of lexbor)."
-    VOID = {'br', 'img', 'input', 'meta', 'link', 'hr', 'wbr', 'source', 'area', 'col', 'embed', 'param', 'track', 'base'}
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack, self.hidden, self.visible = [], [], []
-    def handle_starttag(self, tag, attrs):
-        if tag not in self.VOID: self.stack.append(tag)
-    def handle_endtag(self, tag):
-        if tag in self.stack:
-            while self.stack.pop() != tag: pass
-    def handle_data(self, data):
-        t = ' '.join(data.split())
-        if t: (self.hidden if {'script', 'style', 'nav'} & set(self.stack) else self.visible).append(t)
-
-
 MAIN_XPATH = {'html_python311_argparse.html': '//div[@role="main"]', 'html_git_rebase.html': '//div[@id="content"]',
               'html_nodejs18_child_process.html': '//div[@id="apicontent"]'}
 
@@ -183,9 +168,7 @@ def test_html_drops_script_style_nav_text(path):
     out = html.compress_html(raw)
     assert out is not None
     flat = ' '.join(out.decode().split())
-    c = _Chunks(); c.feed(raw.decode())
-    visible = ' '.join(c.visible)
-    only_hidden = [t for t in c.hidden if len(t) >= 8 and t not in visible]
+    only_hidden = hidden_only_text(raw.decode())
     assert [t for t in only_hidden if t in flat] == []
 
 

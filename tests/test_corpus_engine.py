@@ -6,9 +6,10 @@ and compressing a compressed view changes nothing further.
 Run as a script for the per-file table (type, o200k tokens before/after, ratio, median compress time):
 `python tests/test_corpus_engine.py`."""
 import hashlib, json, os, re, statistics, subprocess, sys, time
-from html.parser import HTMLParser
 
 import pytest
+
+from _html_text import hidden_only_text
 
 from caveman import ccr
 from caveman.corpus import corpus_files
@@ -192,28 +193,11 @@ def test_markdown_table_header_survives(engine):
     assert r.output.decode().split('\n')[:2] == ['| id | host | state |', '| --- | --- | --- |']
 
 
-class Chunks(HTMLParser):
-    "Text inside script/style/nav elements vs. everywhere else (the standard library's parser, not the compressor's)."
-    VOID = {'br', 'img', 'input', 'meta', 'link', 'hr', 'wbr', 'source', 'area', 'col', 'embed', 'param', 'track', 'base'}
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack, self.hidden, self.visible = [], [], []
-    def handle_starttag(self, tag, attrs):
-        if tag not in self.VOID: self.stack.append(tag)
-    def handle_endtag(self, tag):
-        if tag in self.stack:
-            while self.stack.pop() != tag: pass
-    def handle_data(self, data):
-        t = ' '.join(data.split())
-        if t: (self.hidden if {'script', 'style', 'nav'} & set(self.stack) else self.visible).append(t)
-
 @pytest.mark.parametrize('path', corpus_files('html'), ids=lambda p: p.name)
 def test_html_view_has_no_script_style_nav_text(path, results):
     r = results[path]
     assert r.method == 'html'
-    c = Chunks(); c.feed(path.read_text())
-    visible = ' '.join(c.visible)
-    only_hidden = [t for t in c.hidden if len(t) >= 8 and t not in visible]
+    only_hidden = hidden_only_text(path.read_text())
     flat = ' '.join(r.output.decode().split())
     assert [t for t in only_hidden if t in flat] == []
     HIDDEN[path.name] = len(only_hidden)

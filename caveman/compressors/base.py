@@ -7,9 +7,10 @@ __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VA
            'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'NUM_OPEN', 'NUM_CLOSE', 'MAX_UNIT_FIELDS',
            'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'split_lines',
            'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'dropped_runs', 'redundancy_profile',
-           'redundancy_profiles', 'keep_non_redundant', 'credential_name', 'summary_budget', 'summarize_elided',
-           'loads_lexical', 'dumps_lexical', 'json_bytes', 'json_scalar_text', 'json_number', 'json_fields',
-           'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill']
+           'redundancy_profiles', 'keep_non_redundant', 'guard_or', 'credential_name', 'summary_budget',
+           'summarize_elided', 'loads_lexical', 'dumps_lexical', 'json_bytes', 'json_scalar_text', 'json_number',
+           'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs',
+           'query_fill']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -216,6 +217,15 @@ def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dic
         if not classes[masked].represent(len(vocab), v):
             keep[i] = True; classes[masked].add(len(vocab), v); promotions += 1
     return keep
+
+# %% ../../nbs/10_compressors_base.ipynb #e7d56b19
+def guard_or(units: Sequence[str], keep: Sequence[bool], fallback: Callable[[list[bool]], list[bool]],
+             most: bool = True) -> list[bool]:
+    "Keep flags from `keep_non_redundant(units, keep)`, or `fallback(list(keep))` when the guard found no redundancy: it promoted 128 units (its cap) or, with `most`, at least half of those it looked at."
+    guarded = keep_non_redundant(units, keep)
+    promoted, looked = sum(guarded) - sum(keep), len(keep) - sum(keep)
+    if promoted < _PROMOTIONS and not (most and 2 * promoted >= looked): return guarded
+    return fallback(list(keep))
 
 # %% ../../nbs/10_compressors_base.ipynb #3037d232
 from decimal import Decimal
