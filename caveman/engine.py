@@ -12,7 +12,7 @@ import logging, os
 from dataclasses import dataclass, field, replace
 
 from .tokens import Counter, default_counter
-from .compressors.base import Compressor, Compressed, SAFETY_CLASSES
+from .compressors.base import Compressor, Compressed, SAFETY_CLASSES, is_caveman_view
 from .detect import detect as detect_type, unwrap, rewrap
 from . import ccr
 
@@ -162,6 +162,7 @@ def _transform(self: Engine, data: bytes | str, mode='compress', type='', query=
     ctype = (type or '').strip() or detect_type(body)
     passthru = lambda: Result(data, ctype, before_of(), before_of(), self.counter.name)
     if normalize_mode(mode) == 'record': return _Plan(passthru())
+    if is_caveman_view(body): return _Plan(passthru())   # already a view: its markers speak for the original
     comp = self.registry.get(ctype)
     if comp is None or comp.safety not in SAFETY_CLASSES: return _Plan(passthru(), comp)
     if SAFETY_CLASSES[comp.safety][1] and self.store is None and not external_recovery and not allow_without_store:

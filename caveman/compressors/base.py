@@ -6,11 +6,11 @@
 __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES', 'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS',
            'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'NUM_OPEN', 'NUM_CLOSE', 'MAX_UNIT_FIELDS',
            'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'split_lines',
-           'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'dropped_runs', 'redundancy_profile',
-           'redundancy_profiles', 'keep_non_redundant', 'guard_or', 'credential_name', 'summary_budget',
-           'summarize_elided', 'loads_lexical', 'dumps_lexical', 'json_bytes', 'json_scalar_text', 'json_number',
-           'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs',
-           'query_fill']
+           'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'is_caveman_view', 'dropped_runs',
+           'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'guard_or', 'credential_name',
+           'summary_budget', 'summarize_elided', 'loads_lexical', 'dumps_lexical', 'json_bytes', 'json_scalar_text',
+           'json_number', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line',
+           'elide_runs', 'query_fill']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -77,6 +77,18 @@ ELLIPSIS = '…'
 def elision_marker(n: int, what: str = 'lines', summary: str = '') -> str:
     "The marker text for `n` elided units: `… n what elided (caveman) …`, or `… n what elided (caveman): summary …` (reference §3.16)."
     return f'{ELLIPSIS} {n} {what} elided (caveman): {summary} {ELLIPSIS}' if summary else f'{ELLIPSIS} {n} {what} elided (caveman) {ELLIPSIS}'
+
+# %% ../../nbs/10_compressors_base.ipynb #8c7120dc
+import re
+
+_VIEW_LINE = re.compile(rb'^[ \t]*(?:[#*|"]|//)?[ \t]*\xe2\x80\xa6 (?:\d+ [^\n]{0,80}? elided \(caveman\)|caveman: )', re.M)
+_VIEW_JSON = re.compile(rb'"__caveman_elided__"\s*:\s*\d')
+_VIEW_BODY = re.compile(rb'\{ /\* caveman: body elided \*/ \}[ \t]*\r?$', re.M)
+
+def is_caveman_view(body: bytes) -> bool:
+    "True when `body` (bytes) is a caveman view: it carries an elision marker where only caveman writes one (a marker line, a JSON marker member, a code body marker)."
+    if b'caveman' not in body: return False
+    return any(rx.search(body) for rx in (_VIEW_LINE, _VIEW_JSON, _VIEW_BODY))
 
 # %% ../../nbs/10_compressors_base.ipynb #26863b36
 def dropped_runs(keep) -> list[tuple[int, int]]:

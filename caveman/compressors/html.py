@@ -149,17 +149,20 @@ def render_text(node) -> str:
 
 # %% ../../nbs/19_compressors_html.ipynb #f6d15a0a
 from .base import Compressor
+from .text import compress_text
 
 MIN_TEXT_BYTES = 200
 
 def compress_html(body: bytes, query: str = '') -> bytes | None:
-    "HTML page bytes (UTF-8) -> the main content as UTF-8 text; `None` if not UTF-8, unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
+    "HTML page bytes (UTF-8) -> the main content as UTF-8 text, then compressed by the text rules when they elide anything; `None` if not UTF-8, unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
     try: body.decode('utf-8')
     except UnicodeDecodeError: return None
     doc = parse_clean(body)
     node = main_content(doc) if doc is not None else None
     if node is None: return None
     text = render_text(node).encode()
-    return text if MIN_TEXT_BYTES <= len(text) < len(body) else None
+    if not MIN_TEXT_BYTES <= len(text) < len(body): return None
+    shorter = compress_text(text, query)
+    return shorter if shorter is not None and len(shorter) < len(text) else text
 
 COMPRESSOR = Compressor('html', compress_html)
