@@ -40,7 +40,7 @@ def first_marker(view: str) -> str | None:
         start = view.rfind('{', 0, i)
         try: return json.dumps(json.JSONDecoder().raw_decode(view, start)[0], ensure_ascii=False)
         except ValueError: pass
-    return next((l for l in view.splitlines() if 'elided (caveman)' in l), None)
+    return next((l for l in view.splitlines() if 'elided (caveman)' in l and l.lstrip(' \t#*|"/').startswith('…')), None)
 
 async def run(payloads, env, errlog):
     server = StdioServerParameters(command=shutil.which('caveman-mcp') or 'caveman-mcp', env=env)
