@@ -440,6 +440,8 @@ def align(original: bytes | str, view: bytes | str, content_type: str = '') -> A
     "Runs of `view` (a compressed view, bytes or str) against `original`: kept spans, each marker with the original it replaced and its claims checked, drops, rewrites, notes."
     o, v = _text(original), _text(view)
     if o == v: return Alignment(o, v, [Run('kept', (0, len(v)), (0, len(o)))] if o else [])
+    if content_type == 'html':   # text rendered from the page: its markers count sections of that text, not of the HTML
+        return Alignment(o, v, [Run('rewritten', (0, len(v)), (0, len(o)))], exact=False)
     if v.lstrip()[:1] in ('{', '[') and (MARKER_KEY in v or content_type == 'json'):   # a minified JSON view has no marker
         try: return align_json(o, v)
         except (ValueError, RecursionError): pass
