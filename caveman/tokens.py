@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['log', 'O200K_SHA256', 'Counter', 'ApproxCounter', 'VocabularyError', 'load_o200k_ranks', 'o200k_encoding',
-           'bounded_pieces', 'O200kCounter', 'default_counter', 'count_tokens']
+           'long_space_run', 'bounded_pieces', 'O200kCounter', 'default_counter', 'count_tokens']
 
 # %% ../nbs/01_tokens.ipynb #eb6b6e82
 import base64, gzip, hashlib, logging, threading
@@ -71,6 +71,15 @@ import re
 _LONG_SPACE = re.compile(r'\s{4096,}')
 _FATAL = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
+_ASCII_SPACE = bytes.maketrans(b'\t\n\x0b\x0c\r', b'     ')
+_WIDE_SPACES = '\u3000\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u0085\u1680'
+
+def long_space_run(text: str, n: int = 400_000) -> bool:
+    "True when `text` holds a run of at least `n` ASCII whitespace characters, or of one repeated Unicode space — the runs that can make tiktoken panic, checked first so its panic message never reaches stderr. Linear; texts under `n` characters cost nothing."
+    if len(text) < n: return False
+    if b' ' * n in text.encode('utf-8', 'surrogatepass').translate(_ASCII_SPACE): return True
+    return any(c in text and c * n in text for c in _WIDE_SPACES)
+
 def bounded_pieces(text: str, width: int = 4096) -> list[str]:
     "`text` cut so that no piece holds a whitespace run longer than `width` characters; the pieces join back to `text`."
     out, pos = [], 0
@@ -89,9 +98,10 @@ class O200kCounter:
         if not text: return 0
         try: enc = o200k_encoding()
         except VocabularyError: return ApproxCounter().count(text)
-        try: return len(enc.encode_ordinary(text))
-        except _FATAL: raise
-        except BaseException: pass   # pyo3's PanicException derives from BaseException
+        if not long_space_run(text):
+            try: return len(enc.encode_ordinary(text))
+            except _FATAL: raise
+            except BaseException: pass   # pyo3's PanicException derives from BaseException
         try: return sum(len(enc.encode_ordinary(p)) for p in bounded_pieces(text))
         except _FATAL: raise
         except BaseException: return ApproxCounter().count(text)

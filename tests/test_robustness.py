@@ -62,3 +62,19 @@ def test_a_request_that_is_not_utf8_is_answered_under_its_id(store_env):
     out = run_server([bad, b'{"jsonrpc":"2.0","id":10,"method":"ping"}'], store_env)
     assert [o['id'] for o in out] == [9, 10]
     assert out[0]['error']['code'] == -32700
+
+
+def test_shrink_with_an_in_memory_store_passes_through(tmp_path):
+    from caveman.corpus import corpus_path
+    cat = corpus_path('catalogs/mcp_git.json').read_bytes()
+    env = dict(os.environ, CAVEMAN_CCR_DB=':memory:', CAVEMAN_HOME=str(tmp_path))
+    r = subprocess.run(['caveman-shrink'], input=cat, capture_output=True, timeout=120, env=env)
+    note = json.loads(r.stderr.decode().splitlines()[-1])
+    assert r.returncode == 0 and r.stdout == cat and note['ratio'] == 0 and 'recovery_handle' not in note
+    assert 'in memory' in note['note']
+
+
+def test_a_huge_whitespace_run_leaves_one_report_line(store_env):
+    "The run is found before tiktoken sees it, so its panic message never reaches stderr."
+    r = subprocess.run(['caveman', 'compress'], input=SPACES.encode(), capture_output=True, timeout=120, env=dict(os.environ, **store_env))
+    assert r.returncode == 0 and len(r.stderr.decode().splitlines()) == 1

@@ -30,19 +30,19 @@ def _cues(*pairs): return [(re.compile(p, re.M), w) for p, w in pairs]
 _SHEBANG = [('python', 'python'), ('ts-node', 'typescript'), ('deno', 'typescript'), ('tsx', 'typescript'),
             ('node', 'javascript'), ('bun', 'javascript')]
 _FAMILY_CUES = {
-    'go': _cues((r'^package \w+\s*$', 5), (r'^func (\([^)]*\) )?\w+(\[[^\]]*\])?\(', 2), (r'^import \($|^import "', 2),
+    'go': _cues((r'^package \w+[ \t]*$', 5), (r'^func (\([^)]*\) )?\w+(\[[^\]]*\])?\(', 2), (r'^import \($|^import "', 2),
                 (r' := ', 1)),
-    'python': _cues((r'^\s*(async )?def \w+\(.*$', 2), (r'^\s*class \w+(\(.*\))?:\s*$', 2), (r'^from [\w.]+ import ', 2),
-                    (r'^import \w+(\.\w+)*( as \w+)?\s*$', 1), (r'\bself\.', 1), (r'^\s*elif\b.*:\s*$', 1),
+    'python': _cues((r'^[ \t]*(async )?def \w+\(.*$', 2), (r'^[ \t]*class \w+(\(.*\))?:[ \t]*$', 2), (r'^from [\w.]+ import ', 2),
+                    (r'^import \w+(\.\w+)*( as \w+)?[ \t]*$', 1), (r'\bself\.', 1), (r'^[ \t]*elif\b.*:[ \t]*$', 1),
                     (r'''^if __name__ == ['"]__main__['"]''', 3)),
     'javascript': _cues((r'''\brequire\(['"]''', 2), (r'\bmodule\.exports\b|^exports\.\w+ =', 2), (r'''^['"]use strict['"]''', 2),
-                        (r'^\s*(export )?(default )?(async )?function\*? ?\w*\(', 1), (r'^\s*(export )?(const|let|var) \w+ =', 1),
+                        (r'^[ \t]*(export )?(default )?(async )?function\*? ?\w*\(', 1), (r'^[ \t]*(export )?(const|let|var) \w+ =', 1),
                         (r'=> ', 1), (r' === ', 1)),
 }
-_TS_CUES = _cues((r'^\s*(export )?(declare )?(interface|enum|namespace|module) \w+', 2),
-                 (r'^\s*(export )?(declare )?type \w+(<[^>]*>)? =', 2),
+_TS_CUES = _cues((r'^[ \t]*(export )?(declare )?(interface|enum|namespace|module) \w+', 2),
+                 (r'^[ \t]*(export )?(declare )?type \w+(<[^>]*>)? =', 2),
                  (r'[\w)?]: (string|number|boolean|void|any|unknown|never)\b', 2), (r'\bimport type\b', 2),
-                 (r'^\s*(public|private|protected|readonly) \w+', 1), (r'\bas const\b', 1))
+                 (r'^[ \t]*(public|private|protected|readonly) \w+', 1), (r'\bas const\b', 1))
 MIN_SCORE, MIN_TS_SCORE = 2, 4
 
 def _score(text, cues): return sum(w * min(len(c.findall(text, 0, 200_000)), 5) for c, w in cues)
@@ -59,6 +59,8 @@ def detect_language(body: bytes) -> str | None:
     if scores[best] < MIN_SCORE: return None
     if best == 'javascript' and ts_score >= MIN_TS_SCORE: return 'typescript'
     return best
+
+
 
 # %% ../../nbs/21_compressors_code.ipynb #128a68f9
 _FUNCTIONS = {
