@@ -580,22 +580,6 @@ def test_random_tables_were_compressed():
     assert TABLE_TRIALS['run'] == 0 or TABLE_TRIALS['compressed'] * 4 >= TABLE_TRIALS['run'], TABLE_TRIALS
 
 
-# ---------------------------------------------------------------------------------------------------
-# speed: the compressors against tiktoken on the same payload
-
-@pytest.mark.slow
-@pytest.mark.parametrize('path', [p for p in corpus_files('json') + corpus_files('log') if p.stat().st_size >= 20_000],
-                         ids=lambda p: p.name)
-def test_compress_within_twice_the_token_count_time(path):
-    from caveman.tokens import default_counter
-    counter, body = default_counter(), path.read_bytes()
-    text, fn = body.decode(), (compress_json if path.name.startswith('json') else compress_log)
-    fn(body); counter.count(text)
-    a = min(timeit.repeat(lambda: fn(body), number=1, repeat=15, timer=time.process_time))
-    b = min(timeit.repeat(lambda: counter.count(text), number=1, repeat=15, timer=time.process_time))
-    assert a <= 2 * b + 0.002, (path.name, a, b)
-
-
 def test_log_template_runs_keep_both_ends_and_every_failure():
     "Template runs (one varying field, digits masked): both ends kept, every must-keep line kept, the run's lines really share the template."
     from caveman.compressors.log import template_runs, must_keep_lines
