@@ -200,3 +200,13 @@ def validation_differences(s0, s1) -> tuple[list[str], int, int]:
         valid += a; invalid += not a
         if not (a == b == c): diffs.append(f'{key[:120]}: original {a}, compressed {b} / own dialect {c}')
     return diffs, valid, invalid
+
+
+def catalog_validation_differences(original: bytes, compressed: bytes) -> tuple[list[str], int, int]:
+    "`validation_differences` over every tool schema of two catalogs (parsed JSON bytes), tool by tool: (differences named by tool and key, valid count, invalid count)."
+    diffs, valid, invalid = [], 0, 0
+    for t0, t1 in zip(extract_tools(json.loads(original)), extract_tools(json.loads(compressed))):
+        for (key, s0), (_, s1) in zip(tool_schemas(t0), tool_schemas(t1)):
+            d, v, i = validation_differences(s0, s1)
+            diffs += [f"{t0['name']}.{key}: {m}" for m in d]; valid += v; invalid += i
+    return diffs, valid, invalid

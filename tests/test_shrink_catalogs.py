@@ -10,7 +10,7 @@ from caveman.corpus import corpus_files, corpus_path
 from caveman.shrink import shrink, recover, lint, selection_profile
 from caveman.tokens import count_tokens
 from caveman.toolschema import extract_tools
-from _toolschema_checks import check_catalog, resolved_refs, tool_schemas, validation_differences
+from _toolschema_checks import catalog_validation_differences, check_catalog, resolved_refs, tool_schemas
 
 CATALOGS = corpus_files(catalogs=True)
 
@@ -107,11 +107,7 @@ def test_lint_agrees(catalog):
 def test_validation_equivalence(catalog):
     "Instances from the original and shrunk schemas get the same verdict under `jsonschema` (see _toolschema_checks)."
     x, y, r = catalog
-    diffs, valid, invalid = [], 0, 0
-    for t0, t1 in zip(extract_tools(json.loads(x)), extract_tools(json.loads(y))):
-        for (key, s0), (_, s1) in zip(tool_schemas(t0), tool_schemas(t1)):
-            d, v, i = validation_differences(s0, s1)
-            diffs += [f"{t0['name']}.{key}: {m}" for m in d]; valid += v; invalid += i
+    diffs, valid, invalid = catalog_validation_differences(x, y)
     assert diffs == []
     assert valid > 0 and invalid > 0, (valid, invalid)
 
