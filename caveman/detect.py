@@ -277,7 +277,7 @@ _KEYNAME = rb'''(?:[A-Za-z0-9_./-]+{P}|"[^"\n]*{P}"|'[^'\n]*{P}')'''
 _ASSIGN_HEAD = rb'''\n[ \t\r\x0b\x0c]*{P}(?:[A-Za-z0-9_][A-Za-z0-9_.\- ]*{P}|"[^"\n]*{P}"|'[^'\n]*{P}')[ \t]*{P}=(?!=)'''
 _CONFIG_LINES = dict(   # each counts lines of `b'\n' + text + b'\n'`
     significant=_rx(rb'\n[ \t\r\x0b\x0c]*{P}[^ \t\r\n\x0b\x0c#;]'),
-    section=re.compile(rb'''\n[ \t\r\x0b\x0c]*\[[A-Za-z0-9_.:"' -]+\][ \t\r]*(?:[#;][^\n]*)?(?=\n)'''),
+    section=re.compile(rb'''\n[ \t\r\x0b\x0c]*(?:\[\[[A-Za-z0-9_.:"' -]+\]\]|\[[A-Za-z0-9_.:"' -]+\])[ \t\r]*(?:[#;][^\n]*)?(?=\n)'''),
     assign=_rx(_ASSIGN_HEAD),
     key=_rx(rb'\n[ \t\r\x0b\x0c]*{P}(?:-[ \t]+{P})?' + _KEYNAME + rb'[ \t]*{P}:(?=[ \t\r\n])'),
     dash=_rx(rb'\n[ \t\r\x0b\x0c]*{P}-(?=[ \t\r\n])'),
@@ -292,6 +292,31 @@ _ASSIGN_VALUE = _rx(_ASSIGN_HEAD + rb'[ \t]*([^\n]*)')
 _TOML_VALUE = re.compile(rb'''(?:["'\[{]|(?:true|false|[+-]?(?:inf|nan)|[+-]?\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][+-]?\d+)?'''
                          rb'''|0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?'''
                          rb'''(?:Z|[+-]\d\d:\d\d)?)?|\d\d:\d\d:\d\d(?:\.\d+)?)[ \t]*(?:#|\r?$))''')
+
+_PLAIN_HEAD = _rx(rb'(?P<lead>[ ]*)(?P<dashes>(?:-[ ]+)*)(?P<key>' + _KEYNAME + rb'[ \t]*:[ \t]+)?'
+                  rb'[^ \t\r#|>\[{"\'*&!%@`][^\n]*')
+_NOT_PROSE = ('section', 'key', 'assign', 'dash')
+
+def _plain_continuations(framed: bytes, skip=()) -> list[tuple[int, int]]:
+    "Spans of `framed` holding the continuation lines of multi-line plain YAML scalars: after `key: value` or `- value`, the following non-comment lines indented deeper than that key or dash (blank lines between them included); lines inside the spans `skip` (block-scalar bodies) are left alone."
+    spans, owner, prev, pos, skip = [], None, None, 1, iter(skip)
+    hole = next(skip, None)
+    for line in framed[1:-1].split(b'\n'):
+        start, pos = pos, pos + len(line) + 1
+        while hole and hole[1] < start: hole = next(skip, None)
+        if hole and hole[0] < start: owner = None; continue                    # a block-scalar body line
+        body = line.lstrip(b' ')
+        if not body.strip(b' \t\r'): continue                                  # blank: inside or between
+        if owner is not None and len(line) - len(body) > owner and body[:1] != b'#' and \
+                not any(_CONFIG_LINES[k].match(b'\n' + line) for k in _NOT_PROSE):
+            if spans and spans[-1][1] == prev: spans[-1] = (spans[-1][0], pos - 1)
+            else: spans.append((start - 1, pos - 1))
+            prev = pos - 1; continue
+        owner, prev, m = None, None, _PLAIN_HEAD.fullmatch(line)
+        if m and (m['key'] or m['dashes']):                                      # a key or an item with a plain value
+            dashes = m['dashes']
+            owner = len(m['lead']) + (len(dashes) if m['key'] else len(dashes.rstrip(b' ')) - 1)
+    return spans
 
 @lru_cache(maxsize=None)
 def _block_body(indent: int) -> re.Pattern:
@@ -357,7 +382,12 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     if block_scalars and (_KEY_BLOCK.search(framed) or _ITEM_BLOCK.search(framed)): c = c.without(_block_bodies(framed))
     sig = c['significant']
     if c['key'] < 6 or c['key'] * 2 < sig: return None
-    if c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig: return None
+    if c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig:
+        spans = _plain_continuations(framed, c.spans)
+        if not spans: return None
+        c = c.without(sorted([*c.spans, *spans]))
+        sig = c['significant']
+        if c['key'] * 2 < sig or c.prose() * 4 > sig: return None
     return 'yaml' if yaml_parses(data) else None
 
 # %% ../nbs/03_detect.ipynb #19a412f2

@@ -6,7 +6,7 @@
 __all__ = ['CHILDREN', 'FLAG_WORDS', 'Entry', 'BLOCK_HEAD', 'BLOCK_TAIL', 'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT',
            'COMPRESSOR', 'indentation', 'is_comment', 'block_scalars', 'yaml_parents', 'yaml_context',
            'section_context', 'comment_lines', 'document_titles', 'yaml_path', 'yaml_layout', 'repeated_entries',
-           'block_middles', 'compress_config']
+           'scalar_groups', 'block_middles', 'compress_config']
 
 # %% ../../nbs/16_compressors_config.ipynb #cdc018bf
 import re
@@ -217,6 +217,15 @@ def repeated_entries(lines: Sequence[str], entries: Sequence[Entry], keep: Seque
             out.append((a, e.end, claim)); done = e.end
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #6df724af
+def scalar_groups(inside: set[int]) -> list[tuple[int, int]]:
+    "Half-open line ranges `[start, end)` of the multi-line scalars in a YAML text, from `inside` (indices of the lines after each scalar's first line, as from `yaml_layout`): each run of consecutive indices with the line before it."
+    out = []
+    for i in sorted(inside):
+        if out and out[-1][1] == i: out[-1] = (out[-1][0], i + 1)
+        else: out.append((i - 1, i + 1))
+    return out
+
 # %% ../../nbs/16_compressors_config.ipynb #4c79272f
 BLOCK_HEAD, BLOCK_TAIL = 3, 2
 
@@ -310,7 +319,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     shown = [comment[i] and (flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL) for i in range(n)]   # the comment rule
     def comment_rule(keep): return [shown[i] if comment[i] else k for i, k in enumerate(keep)]
     keep = comment_rule(yaml_context(lines, comment_rule(keep)) if yml else section_context(lines, comment_rule(keep)))
-    for a, b in blocks:
+    for a, b in [*blocks, *(scalar_groups(layout[1]) if layout else [])]:
         if any(keep[a:b]): keep[a:b] = [True] * (b - a)
     replaced = {}
     if layout:
