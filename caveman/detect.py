@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS', 'MIN_TABLE_ROWS',
            'MIN_CONFIG_LINES', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap',
-           'rewrap', 'Table', 'parse_table', 'yaml_parses', 'classify_config', 'detect']
+           'rewrap', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'classify_config', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
-import bisect, csv, io, json, operator, re, sys
+import bisect, csv, io, itertools, json, operator, re, sys
 from collections import Counter as _Tally
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -293,29 +293,39 @@ _TOML_VALUE = re.compile(rb'''(?:["'\[{]|(?:true|false|[+-]?(?:inf|nan)|[+-]?\d[
                          rb'''|0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?'''
                          rb'''(?:Z|[+-]\d\d:\d\d)?)?|\d\d:\d\d:\d\d(?:\.\d+)?)[ \t]*(?:#|\r?$))''')
 
-_PLAIN_HEAD = _rx(rb'(?P<lead>[ ]*)(?P<dashes>(?:-[ ]+)*)(?P<key>' + _KEYNAME + rb'[ \t]*:[ \t]+)?'
-                  rb'[^ \t\r#|>\[{"\'*&!%@`][^\n]*')
-_NOT_PROSE = ('section', 'key', 'assign', 'dash')
+def yaml_lines(text: str) -> tuple[str, list[int]]:
+    "`(body, starts)`: the text a YAML parser should read (`text` without a leading BOM, which libyaml does not count) and the character offset where each line of `text.split('\\n')` starts in it; the line of a parser mark is `bisect.bisect_right(starts, mark.index) - 1`, whatever other line breaks (lone CR, NEL, LS, PS) the parser counted."
+    body = text[1:] if text.startswith('\ufeff') else text
+    return body, list(itertools.accumulate((len(l) + 1 for l in body.split('\n')[:-1]), initial=0))
 
-def _plain_continuations(framed: bytes, skip=()) -> list[tuple[int, int]]:
-    "Spans of `framed` holding the continuation lines of multi-line plain YAML scalars: after `key: value` or `- value`, the following non-comment lines indented deeper than that key or dash (blank lines between them included); lines inside the spans `skip` (block-scalar bodies) are left alone."
-    spans, owner, prev, pos, skip = [], None, None, 1, iter(skip)
-    hole = next(skip, None)
-    for line in framed[1:-1].split(b'\n'):
-        start, pos = pos, pos + len(line) + 1
-        while hole and hole[1] < start: hole = next(skip, None)
-        if hole and hole[0] < start: owner = None; continue                    # a block-scalar body line
-        body = line.lstrip(b' ')
-        if not body.strip(b' \t\r'): continue                                  # blank: inside or between
-        if owner is not None and len(line) - len(body) > owner and body[:1] != b'#' and \
-                not any(_CONFIG_LINES[k].match(b'\n' + line) for k in _NOT_PROSE):
-            if spans and spans[-1][1] == prev: spans[-1] = (spans[-1][0], pos - 1)
-            else: spans.append((start - 1, pos - 1))
-            prev = pos - 1; continue
-        owner, prev, m = None, None, _PLAIN_HEAD.fullmatch(line)
-        if m and (m['key'] or m['dashes']):                                      # a key or an item with a plain value
-            dashes = m['dashes']
-            owner = len(m['lead']) + (len(dashes) if m['key'] else len(dashes.rstrip(b' ')) - 1)
+def yaml_spans(text: str) -> list[tuple[int, int]] | None:
+    "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line), from the parser's events; None when `text` does not parse."
+    import yaml
+    body, starts = yaml_lines(text)
+    lines = body.split('\n')
+    def line(i: int) -> int: return bisect.bisect_right(starts, i) - 1
+    out, open_ = [], []
+    try:
+        for e in yaml.parse(body, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader)):
+            if isinstance(e, yaml.CollectionStartEvent): open_.append((e.start_mark.index, e.flow_style)); continue
+            if isinstance(e, yaml.CollectionEndEvent): start, flow = open_.pop()
+            elif isinstance(e, yaml.ScalarEvent): start, flow = e.start_mark.index, bool(open_)   # a whole document is no value
+            else: continue
+            if not flow: continue                                          # a block collection is structure, not one value
+            first, last = line(start), line(max(start, e.end_mark.index - 1))
+            while last > first and not lines[last].strip(): last -= 1
+            if last > first: out.append((first, last))
+    except Exception: return None
+    return out
+
+def _line_spans(data: bytes, numbers) -> list[tuple[int, int]]:
+    "Spans of `b'\\n' + data + b'\\n'` (as `_LineCounts.without` takes them) covering the lines numbered `numbers` (0-based)."
+    ends = [m.start() for m in re.finditer(b'\n', data)] + [len(data)]
+    spans = []
+    for i in sorted(set(numbers)):
+        a, b = (ends[i - 1] + 1 if i else 0), ends[i] + 1                # line i is framed[a + 1:b]
+        if spans and spans[-1][1] == a: spans[-1] = (spans[-1][0], b)
+        else: spans.append((a, b))
     return spans
 
 @lru_cache(maxsize=None)
@@ -367,28 +377,46 @@ def yaml_parses(data: bytes) -> bool:
     except yaml.YAMLError: return False
     return True
 
+def _toml_parses(text: str) -> bool:
+    try: import tomllib
+    except ImportError: return False                                     # Python 3.10: no TOML parser to ask
+    try: tomllib.loads(text)
+    except Exception: return False
+    return True
+
+_INI_CONTINUATION = re.compile(rb'[ \t]+[^ \t\r\n#;][^\n]*')        # an indented line: the rest of the value above
+
+def _ini_parses(text: str) -> bool:
+    import configparser
+    try: configparser.ConfigParser(interpolation=None, strict=False).read_string(text)
+    except Exception: return False
+    return True
+
 def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
-    "'yaml', 'toml' or 'ini' when the line classifier of reference §3.9 accepts `data` (YAML must also parse), else None; `block_scalars=False` is the reference's block-scalar veto."
-    try: data.decode('utf-8')
+    "'yaml', 'toml' or 'ini' when the line classifier of reference §3.9 accepts `data` (YAML must also parse), else None; `block_scalars=False` is the reference's block-scalar veto. Lines inside a value that spans several lines (a TOML array or `\"\"\"` string, an INI continuation, a wrapped or quoted YAML scalar, a flow collection) count only when the file's own parser accepts it."
+    try: text = data.decode('utf-8')
     except UnicodeDecodeError: return None
     framed = b'\n' + data + b'\n'
     c = _LineCounts(framed)
     if c['key'] < 6 and c['section'] < 2: return None
-    if c['section'] >= 2 and c['assign'] >= 4 and c.prose() == 0 and b'"""' not in data and b"'''" not in data:
-        ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
-        return 'ini' if ini else 'toml'
+    if c['section'] >= 2 and c['assign'] >= 4:
+        if c.prose() == 0 and b'"""' not in data and b"'''" not in data:
+            ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
+            return 'ini' if ini else 'toml'
+        if _toml_parses(text): return 'toml'
+        inner = _line_spans(data, (i for i, l in enumerate(data.split(b'\n')) if _INI_CONTINUATION.fullmatch(l)))
+        if c.without(inner).prose() == 0 and _ini_parses(text): return 'ini'
     if c['key'] < 6: return None
     if not block_scalars and _KEY_BLOCK.search(framed): return None
     if block_scalars and (_KEY_BLOCK.search(framed) or _ITEM_BLOCK.search(framed)): c = c.without(_block_bodies(framed))
+    if _yaml_shaped(c): return 'yaml' if yaml_parses(data) else None
+    if not block_scalars or (spans := yaml_spans(text)) is None: return None
+    return 'yaml' if _yaml_shaped(_LineCounts(framed).without(_line_spans(data, (i for a, b in spans for i in range(a + 1, b + 1))))) else None
+
+def _yaml_shaped(c: _LineCounts) -> bool:
+    "At least 6 keys, keys at least half of the significant lines, prose at most a quarter (reference §3.9)."
     sig = c['significant']
-    if c['key'] < 6 or c['key'] * 2 < sig: return None
-    if c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig:
-        spans = _plain_continuations(framed, c.spans)
-        if not spans: return None
-        c = c.without(sorted([*c.spans, *spans]))
-        sig = c['significant']
-        if c['key'] * 2 < sig or c.prose() * 4 > sig: return None
-    return 'yaml' if yaml_parses(data) else None
+    return c['key'] >= 6 and c['key'] * 2 >= sig and not (c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig)
 
 # %% ../nbs/03_detect.ipynb #19a412f2
 def _reject_constant(name): raise ValueError(name)
