@@ -298,25 +298,46 @@ def yaml_lines(text: str) -> tuple[str, list[int]]:
     body = text[1:] if text.startswith('\ufeff') else text
     return body, list(itertools.accumulate((len(l) + 1 for l in body.split('\n')[:-1]), initial=0))
 
-def yaml_spans(text: str) -> list[tuple[int, int]] | None:
-    "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line), from the parser's events; None when `text` does not parse."
+def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | None:
+    "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line unless it keeps them, `|+`), from the parser's events; None when `text` does not parse, or with `unique_keys` when a mapping repeats a scalar key (YAML forbids it; stack traces and logs that happen to parse do it all the time)."
+    found = _yaml_extents(text)
+    return None if found is None or (unique_keys and found[1]) else found[0]
+
+@lru_cache(maxsize=2)                                                   # detection and the config compressor ask about one text
+def _yaml_extents(text: str) -> tuple[list[tuple[int, int]], bool] | None:
+    "`(spans, a mapping repeats a key)` for `yaml_spans`, in one pass of the parser; None when `text` does not parse."
     import yaml
     body, starts = yaml_lines(text)
     lines = body.split('\n')
     def line(i: int) -> int: return bisect.bisect_right(starts, i) - 1
-    out, open_ = [], []
+    out, open_, repeated = [], [], False                                    # open collections: [start, flow, keys (a mapping's) or None, next is a key]
+    def begins() -> bool:
+        "A node begins inside the innermost open collection: whether it is a mapping key."
+        if not open_ or open_[-1][2] is None: return False
+        top = open_[-1]
+        top[3] = not top[3]
+        return not top[3]
     try:
         for e in yaml.parse(body, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader)):
-            if isinstance(e, yaml.CollectionStartEvent): open_.append((e.start_mark.index, e.flow_style)); continue
-            if isinstance(e, yaml.CollectionEndEvent): start, flow = open_.pop()
-            elif isinstance(e, yaml.ScalarEvent): start, flow = e.start_mark.index, bool(open_)   # a whole document is no value
-            else: continue
+            if isinstance(e, yaml.CollectionStartEvent):
+                begins()
+                open_.append([e.start_mark.index, e.flow_style, set() if isinstance(e, yaml.MappingStartEvent) else None, True]); continue
+            if isinstance(e, yaml.CollectionEndEvent): start, flow = open_.pop()[:2]
+            elif isinstance(e, yaml.ScalarEvent):
+                if begins():
+                    repeated = repeated or e.value in open_[-1][2]
+                    open_[-1][2].add(e.value)
+                start, flow = e.start_mark.index, bool(open_)                # a whole document is no value
+            else:
+                if isinstance(e, yaml.AliasEvent): begins()
+                continue
             if not flow: continue                                          # a block collection is structure, not one value
             first, last = line(start), line(max(start, e.end_mark.index - 1))
-            while last > first and not lines[last].strip(): last -= 1
+            kept_blanks = isinstance(e, yaml.ScalarEvent) and '+' in body[start:start + 3]      # `|+`: trailing blank lines are value
+            while last > first and not lines[last].strip() and not kept_blanks: last -= 1
             if last > first: out.append((first, last))
     except Exception: return None
-    return out
+    return out, repeated
 
 def _line_spans(data: bytes, numbers) -> list[tuple[int, int]]:
     "Spans of `b'\\n' + data + b'\\n'` (as `_LineCounts.without` takes them) covering the lines numbered `numbers` (0-based)."
@@ -410,7 +431,7 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     if not block_scalars and _KEY_BLOCK.search(framed): return None
     if block_scalars and (_KEY_BLOCK.search(framed) or _ITEM_BLOCK.search(framed)): c = c.without(_block_bodies(framed))
     if _yaml_shaped(c): return 'yaml' if yaml_parses(data) else None
-    if not block_scalars or (spans := yaml_spans(text)) is None: return None
+    if not block_scalars or (spans := yaml_spans(text, unique_keys=True)) is None: return None
     return 'yaml' if _yaml_shaped(_LineCounts(framed).without(_line_spans(data, (i for a, b in spans for i in range(a + 1, b + 1))))) else None
 
 def _yaml_shaped(c: _LineCounts) -> bool:

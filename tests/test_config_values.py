@@ -78,3 +78,59 @@ def test_ini_continuation_lines(engine):
     original = load(body.decode())
     for section, options in view.items():
         for k, v in options.items(): assert original[section][k] == v
+
+
+def test_yaml_value_text_at_column_zero_keeps_its_parents(engine):
+    "A quoted value whose second line starts at column 0 with `key:` text: it is no top-level key, and the value stays with its own item."
+    parts = ['spec:']
+    for i in range(12):
+        parts += [f'  item{i}:', f'    name: svc{i}', f'    replicas: {i}', f'    image: nginx:{i}', f'    msg: "hello {i}', 'world: col zero', '      end"', f'    port: {8000 + i}']
+    body = '\n'.join(parts).encode()
+    view = _check(engine, body, yaml.safe_load)
+    assert view is not None
+    original = yaml.safe_load(body)
+    for name, item in view['spec'].items():
+        for k, v in item.items(): assert original['spec'][name][k] == v
+
+
+def test_toml_header_inside_a_string_is_no_header(engine):
+    tables = []
+    for t in range(3):
+        tables += ['[[server]]', *[f'a{i} = {i}' for i in range(20)]]
+        if t == 1: tables += ['a99 = """', '[fake]', 'text', '"""', 'token = "abc"']
+    body = '\n'.join(tables).encode()
+    view = _check(engine, body, tomllib.loads)
+    assert view is not None
+    original = tomllib.loads(body.decode())['server']
+    assert len(view['server']) == 3                                             # every [[server]] header is still there
+    for shown, was in zip(view['server'], original):
+        for k, v in shown.items(): assert was[k] == v
+
+
+@pytest.mark.parametrize('between', ['', '# a comment inside the value'])
+def test_ini_value_with_blank_or_comment_lines(engine, between):
+    parts = ['[a]', *[f'x{i} = {i}' for i in range(20)], 'secret_hosts =', '    host0', between, *[f'    host{i}' for i in range(1, 25)],
+             '[b]', *[f'y{i} = {i}' for i in range(10)]]
+    body = '\n'.join(parts).encode()
+    def load(t):
+        c = configparser.ConfigParser(interpolation=None, strict=False)
+        c.read_string(t)
+        return {s: dict(c[s]) for s in c.sections()}
+    view = _check(engine, body, load)
+    assert view is not None
+    shown = engine.compress(body).output.decode().count('    host')
+    assert shown in (0, 25)                                                     # the value is shown whole or not at all
+    if shown: assert view['a']['secret_hosts'] == load(body.decode())['a']['secret_hosts']
+
+
+def test_yaml_keep_chomping_keeps_trailing_blank_lines(engine):
+    body = '\n'.join(['top:', *[f'  k{i}: {i}' for i in range(10)], '  script: |+', '    echo one', '    echo two', '', '', '',
+                      *[f'  j{i}: {i}' for i in range(13)]]).encode()
+    view = _check(engine, body, yaml.safe_load)
+    assert view is not None and view['top']['script'] == 'echo one\necho two\n\n\n\n'
+
+
+def test_stack_traces_are_not_config():
+    traces = b''.join(b'TypeError: Cannot read properties of undefined (reading "id")\n    at handler (/app/src/routes.js:%d:7)\n'
+                      b'    at next (/app/node_modules/express/lib/router/route.js:149:13)\n' % i for i in range(40))
+    assert detect(traces) == 'text'

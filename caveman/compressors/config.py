@@ -16,7 +16,7 @@ _YAML_KEY = re.compile(r'''[ \t]*(?:-[ \t]+)*(?:"[^"]*"|'[^']*'|[^\s#'"\-][^#]*?
 _YAML_PARENT = re.compile(r'''[ \t]*(?:-[ \t]+)*(?:"[^"]*"|'[^']*'|[^\s#'"\-][^#]*?|-[^\s#][^#]*?)[ \t]*:[ \t]*(?:#.*)?\r?$''')
 _YAML_ITEM = re.compile(r'[ \t]*-(?:[ \t]|\r?$)')
 _BLOCK_HEADER = re.compile(r'''(?P<lead>[ \t]*)(?P<dashes>(?:-[ \t]+)*)(?P<key>(?:"[^"]*"|'[^']*'|[^\s#'"][^#]*?)[ \t]*:[ \t]+)?'''
-                           r'''[|>][-+0-9]{0,2}[ \t]*(?:#.*)?\r?$''')
+                           r'''(?P<style>[|>][-+0-9]{0,2})[ \t]*(?:#.*)?\r?$''')
 _SECTION = re.compile(r'[ \t]*\[\[?[^\[\]\n]+\]\]?[ \t]*(?:[#;].*)?\r?$')
 _ANCHOR = re.compile(r'(?:^|[\s:\-\[,])&[^\s,\[\]{}]+')
 _DOC_MARKER = re.compile(r'(?:---|\.\.\.)(?:[ \t].*)?\r?$')
@@ -35,7 +35,7 @@ def is_comment(line: str) -> bool:
     return line.lstrip(' \t')[:1] in ('#', ';')
 
 def block_scalars(lines: Sequence[str]) -> list[tuple[int, int]]:
-    "Half-open line ranges `[header, end)` of the YAML block scalars in `lines`: the header (`key: |`, `- >-`) and the body lines indented deeper than its owner, trailing blank lines excluded."
+    "Half-open line ranges `[header, end)` of the YAML block scalars in `lines`: the header (`key: |`, `- >-`) and the body lines indented deeper than its owner, trailing blank lines excluded unless the header keeps them (`|+`)."
     groups, i = [], 0
     while i < len(lines):
         m = _BLOCK_HEADER.match(lines[i])
@@ -46,16 +46,18 @@ def block_scalars(lines: Sequence[str]) -> list[tuple[int, int]]:
         while j < len(lines) and (not lines[j].strip() or indentation(lines[j]) > owner):
             if lines[j].strip(): last = j
             j += 1
+        if '+' in m.group('style'): last = j - 1                             # keep chomping: the blank lines are value
         groups.append((i, last + 1)); i = last + 1
     return groups
 
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
 def _depth(line: str) -> int: return 2 * indentation(line) + (1 if _YAML_ITEM.match(line) else 0)
 
-def yaml_parents(lines: Sequence[str]) -> list[int]:
-    "For each line, the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation."
+def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset()) -> list[int]:
+    "For each line, the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's."
     stack, out = [], []                                  # (depth, index) of open parent lines
     for i, line in enumerate(lines):
+        if i in inside and out: out.append(out[-1]); continue
         if not line.strip(): out.append(stack[-1][1] if stack else -1); continue
         d = _depth(line)
         if is_comment(line):
@@ -67,26 +69,26 @@ def yaml_parents(lines: Sequence[str]) -> list[int]:
 
 CHILDREN = 8
 
-def yaml_context(lines: Sequence[str], keep: Sequence[bool]) -> list[bool]:
-    "New keep flags: every kept line with its chain of parents, and every kept parent with up to 8 following deeper non-blank lines (reference §3.9)."
-    keep, parents = list(keep), yaml_parents(lines)
+def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
+    "New keep flags: every kept line with its chain of parents, and every kept parent with up to 8 following deeper non-blank lines (reference §3.9); lines in `inside` (the text of multi-line values) are neither parents nor children."
+    keep, parents = list(keep), yaml_parents(lines, inside)
     for i in [i for i, k in enumerate(keep) if k]:
         p = parents[i]
         while p >= 0 and not keep[p]: keep[p] = True; p = parents[p]
-    for i in [i for i, k in enumerate(keep) if k and (_YAML_PARENT.match(lines[i]) or _YAML_ITEM.match(lines[i])) and not is_comment(lines[i])]:
+    for i in [i for i, k in enumerate(keep) if k and i not in inside and (_YAML_PARENT.match(lines[i]) or _YAML_ITEM.match(lines[i])) and not is_comment(lines[i])]:
         d, n, j = _depth(lines[i]), 0, i + 1
         while j < len(lines) and n < CHILDREN:
-            if lines[j].strip():
+            if lines[j].strip() and j not in inside:
                 if _depth(lines[j]) <= d: break
                 keep[j] = True; n += 1
             j += 1
     return keep
 
-def section_context(lines: Sequence[str], keep: Sequence[bool]) -> list[bool]:
-    "New keep flags for TOML/INI: every kept line with its section header, every kept header with up to 8 following lines of its section (reference §3.9)."
+def section_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
+    "New keep flags for TOML/INI: every kept line with its section header, every kept header with up to 8 following lines of its section (reference §3.9); a line in `inside` (the text of a multi-line value) is never a header."
     keep, header, owner = list(keep), -1, []
     for i, line in enumerate(lines):
-        if _SECTION.match(line): header = i
+        if i not in inside and _SECTION.match(line): header = i
         owner.append(header)
     for i in [i for i, k in enumerate(keep) if k]:
         if owner[i] >= 0: keep[owner[i]] = True
@@ -170,7 +172,7 @@ def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
                 e = line(n.start_mark) if n.end_mark.index <= n.start_mark.index else bisect.bisect_right(starts, n.end_mark.index - 1) - 1
                 if isinstance(n, yaml.ScalarNode) and n.style in ('|', '>'):
                     blocks.add(line(n.start_mark))
-                    while e > line(n.start_mark) and not lines[e].strip(): e -= 1
+                    while e > line(n.start_mark) and not lines[e].strip() and '+' not in body[n.start_mark.index:n.start_mark.index + 3]: e -= 1
                 if not isinstance(n, yaml.ScalarNode): shared = any([last(c)[1] for c in _children(n)]) or shared
             else:
                 e = line(n.start_mark)
@@ -257,14 +259,18 @@ def toml_groups(lines: Sequence[str]) -> list[tuple[int, int]]:
     return out
 
 def ini_groups(lines: Sequence[str]) -> list[tuple[int, int]]:
-    "Half-open line ranges `[start, end)` of the INI values in `lines` continued on indented lines: a line at column 0 with the indented, non-blank lines right after it."
+    "Half-open line ranges `[start, end)` of the INI values in `lines` continued on indented lines: a line at column 0 through its last indented continuation line; blank and comment lines between continuation lines belong to the value, as `configparser` reads it."
     out, i = [], 0
     while i < len(lines):
-        j = i + 1
+        last, j = i, i + 1
         if lines[i][:1] not in ('', ' ', '\t', '#', ';', '['):
-            while j < len(lines) and lines[j][:1] in (' ', '\t') and lines[j].strip(): j += 1
-            if j > i + 1: out.append((i, j))
-        i = j
+            while j < len(lines):
+                s = lines[j].strip()
+                if s and lines[j][:1] in (' ', '\t') and s[:1] not in ('#', ';'): last = j
+                elif s and s[:1] not in ('#', ';'): break                      # the next key or section
+                j += 1
+            if last > i: out.append((i, last + 1))
+        i = last + 1
     return out
 
 # %% ../../nbs/16_compressors_config.ipynb #4c79272f
@@ -351,7 +357,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     inside = {i for a, b in groups for i in range(a + 1, b)}
     comment = comment_lines(lines, kind, inside)
     flag = [_FLAGGED.search(l) is not None for l in lines]
-    keep = [flag[i] or (yml and (
+    keep = [flag[i] or (yml and i not in inside and (
             (not l[:1].isspace() and not comment[i] and _YAML_KEY.match(l) is not None and not l.startswith('- '))
             or _DOC_MARKER.match(l) is not None or ('&' in l and _ANCHOR.search(l) is not None))) for i, l in enumerate(lines)]
     for i in [*range(HEAD), *range(max(0, n - TAIL), n)]: keep[i] = True
@@ -361,9 +367,12 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     title = document_titles(lines, comment) if yml else [False] * n
     shown = [comment[i] and (flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL) for i in range(n)]   # the comment rule
     def comment_rule(keep): return [shown[i] if comment[i] else k for i, k in enumerate(keep)]
-    keep = comment_rule(yaml_context(lines, comment_rule(keep)) if yml else section_context(lines, comment_rule(keep)))
-    for a, b in groups:
-        if any(keep[a:b]): keep[a:b] = [True] * (b - a)
+    def whole(keep):                                                  # a multi-line value is kept whole or not at all
+        for a, b in groups:
+            if any(keep[a:b]): keep[a:b] = [True] * (b - a)
+        return keep
+    keep = comment_rule(whole(keep))
+    keep = whole(comment_rule(yaml_context(lines, keep, inside) if yml else section_context(lines, keep, inside)))
     replaced = {}
     if layout:
         repeated = repeated_entries(lines, layout.entries, keep, comment)

@@ -63,15 +63,15 @@ TOOL_DEFINITIONS = [
 TOOL_NAMES = [t['name'] for t in TOOL_DEFINITIONS]
 
 # %% ../../nbs/52_mcp_tools.ipynb #08ce5452
-_BARE_HASH = re.compile(r'[0-9a-fA-F]{32}')
+_BLOB_HASH = re.compile(r'(?:ccr_)?([0-9a-f]{32})', re.I)
 
 def normalize_handle(handle: str) -> str:
-    "Canonical store key for any accepted spelling: `ccr_X`, `<<ccr:ccr_X>>`, `ccr:ccr_X`, `ccr://<id>` or a bare object id, and the blob hash X alone in any of them (32 hex digits); `''` when nothing is left."
+    "Canonical store key for any accepted spelling: `ccr_X`, `<<ccr:ccr_X>>`, `ccr:ccr_X`, `ccr://<id>` or a bare object id, and the blob hash X alone in any of them (32 hex digits, either case, as is the prefix); `''` when nothing is left."
     h = (handle or '').strip()
     if h.startswith('<<') and h.endswith('>>'): h = h[2:-2].strip()
-    if h.startswith('ccr://'): h = h[6:].strip().strip('/')
-    elif h.startswith('ccr:'): h = h[4:].strip()
-    return 'ccr_' + h.lower() if _BARE_HASH.fullmatch(h) else h
+    if h[:6].lower() == 'ccr://': h = h[6:].strip().strip('/')
+    elif h[:4].lower() == 'ccr:': h = h[4:].strip()
+    return 'ccr_' + m[1].lower() if (m := _BLOB_HASH.fullmatch(h)) else h
 
 # %% ../../nbs/52_mcp_tools.ipynb #31735661
 POINTER_NOTE = ('caveman: this exact handle and query were already answered earlier in this session; that content '
