@@ -10,6 +10,13 @@ from caveman.engine import Engine
 WORDS = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron'.split()
 
 
+def ini_load(text: str) -> dict:
+    "An INI text as configparser reads it: {section: {option: value}}."
+    c = configparser.ConfigParser(interpolation=None, strict=False)
+    c.read_string(text)
+    return {s: dict(c[s]) for s in c.sections()}
+
+
 def strings(v):
     "Every string inside a loaded YAML/TOML value."
     if isinstance(v, dict): return [s for k, x in v.items() for s in strings(k) + strings(x)]
@@ -69,13 +76,9 @@ def test_ini_continuation_lines(engine):
         parts += [f'[host{i}]', f'HostName = h{i}.internal', 'User = deploy', f'LocalForward = 80{i:02d} localhost:80',
                   '  extra continuation line one', '  extra continuation line two', 'Port = 22', '']
     body = '\n'.join(parts).encode()
-    def load(t):
-        c = configparser.ConfigParser(interpolation=None, strict=False)
-        c.read_string(t)
-        return {s: dict(c[s]) for s in c.sections()}
-    view = _check(engine, body, load)
+    view = _check(engine, body, ini_load)
     assert view is not None
-    original = load(body.decode())
+    original = ini_load(body.decode())
     for section, options in view.items():
         for k, v in options.items(): assert original[section][k] == v
 
@@ -112,15 +115,11 @@ def test_ini_value_with_blank_or_comment_lines(engine, between):
     parts = ['[a]', *[f'x{i} = {i}' for i in range(20)], 'secret_hosts =', '    host0', between, *[f'    host{i}' for i in range(1, 25)],
              '[b]', *[f'y{i} = {i}' for i in range(10)]]
     body = '\n'.join(parts).encode()
-    def load(t):
-        c = configparser.ConfigParser(interpolation=None, strict=False)
-        c.read_string(t)
-        return {s: dict(c[s]) for s in c.sections()}
-    view = _check(engine, body, load)
+    view = _check(engine, body, ini_load)
     assert view is not None
     shown = engine.compress(body).output.decode().count('    host')
     assert shown in (0, 25)                                                     # the value is shown whole or not at all
-    if shown: assert view['a']['secret_hosts'] == load(body.decode())['a']['secret_hosts']
+    if shown: assert view['a']['secret_hosts'] == ini_load(body.decode())['a']['secret_hosts']
 
 
 def test_yaml_keep_chomping_keeps_trailing_blank_lines(engine):
