@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS', 'MIN_TABLE_ROWS',
            'MIN_CONFIG_LINES', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap',
-           'rewrap', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'classify_config', 'detect']
+           'rewrap', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses',
+           'classify_config', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -293,10 +294,11 @@ _TOML_VALUE = re.compile(rb'''(?:["'\[{]|(?:true|false|[+-]?(?:inf|nan)|[+-]?\d[
                          rb'''|0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?'''
                          rb'''(?:Z|[+-]\d\d:\d\d)?)?|\d\d:\d\d:\d\d(?:\.\d+)?)[ \t]*(?:#|\r?$))''')
 
-def yaml_lines(text: str) -> tuple[str, list[int]]:
-    "`(body, starts)`: the text a YAML parser should read (`text` without a leading BOM, which libyaml does not count) and the character offset where each line of `text.split('\\n')` starts in it; the line of a parser mark is `bisect.bisect_right(starts, mark.index) - 1`, whatever other line breaks (lone CR, NEL, LS, PS) the parser counted."
+def yaml_lines(text: str):
+    "`(body, line_of)`: the text a YAML parser should read (`text` without a leading BOM, which libyaml does not count) and a function from a character offset in it (a parser mark's `.index`) to the 0-based line of `text.split('\\n')` holding it, whatever other line breaks (lone CR, NEL, LS, PS) the parser counted."
     body = text[1:] if text.startswith('\ufeff') else text
-    return body, list(itertools.accumulate((len(l) + 1 for l in body.split('\n')[:-1]), initial=0))
+    starts = list(itertools.accumulate((len(l) + 1 for l in body.split('\n')[:-1]), initial=0))
+    return body, lambda i: bisect.bisect_right(starts, i) - 1
 
 def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | None:
     "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line unless it keeps them, `|+`), from the parser's events; None when `text` does not parse, or with `unique_keys` when a mapping repeats a scalar key (YAML forbids it; stack traces and logs that happen to parse do it all the time)."
@@ -307,9 +309,8 @@ def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | 
 def _yaml_extents(text: str) -> tuple[list[tuple[int, int]], bool] | None:
     "`(spans, a mapping repeats a key)` for `yaml_spans`, in one pass of the parser; None when `text` does not parse."
     import yaml
-    body, starts = yaml_lines(text)
+    body, line = yaml_lines(text)
     lines = body.split('\n')
-    def line(i: int) -> int: return bisect.bisect_right(starts, i) - 1
     out, open_, repeated = [], [], False                                    # open collections: [start, flow, keys (a mapping's) or None, next is a key]
     def begins() -> bool:
         "A node begins inside the innermost open collection: whether it is a mapping key."
@@ -398,20 +399,21 @@ def yaml_parses(data: bytes) -> bool:
     except yaml.YAMLError: return False
     return True
 
-def _toml_parses(text: str) -> bool:
-    try: import tomllib
-    except ImportError: return False                                     # Python 3.10: no TOML parser to ask
-    try: tomllib.loads(text)
+def config_parses(kind: str, text: str) -> bool | None:
+    "Whether `text` (str) parses as `kind` ('yaml', 'toml', 'ini') with PyYAML's event parser, `tomllib` or `configparser`; None when there is no parser to ask (`tomllib` needs Python 3.11)."
+    if kind == 'yaml': return yaml_parses(text.encode('utf-8'))
+    try:
+        if kind == 'toml':
+            import tomllib
+            tomllib.loads(text)
+        else:
+            import configparser
+            configparser.ConfigParser(interpolation=None, strict=False).read_string(text)
+    except ImportError: return None
     except Exception: return False
     return True
 
 _INI_CONTINUATION = re.compile(rb'[ \t]+[^ \t\r\n#;][^\n]*')        # an indented line: the rest of the value above
-
-def _ini_parses(text: str) -> bool:
-    import configparser
-    try: configparser.ConfigParser(interpolation=None, strict=False).read_string(text)
-    except Exception: return False
-    return True
 
 def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     "'yaml', 'toml' or 'ini' when the line classifier of reference §3.9 accepts `data` (YAML must also parse), else None; `block_scalars=False` is the reference's block-scalar veto. Lines inside a value that spans several lines (a TOML array or `\"\"\"` string, an INI continuation, a wrapped or quoted YAML scalar, a flow collection) count only when the file's own parser accepts it."
@@ -424,9 +426,9 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
         if c.prose() == 0 and b'"""' not in data and b"'''" not in data:
             ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
             return 'ini' if ini else 'toml'
-        if _toml_parses(text): return 'toml'
+        if config_parses('toml', text): return 'toml'
         inner = _line_spans(data, (i for i, l in enumerate(data.split(b'\n')) if _INI_CONTINUATION.fullmatch(l)))
-        if c.without(inner).prose() == 0 and _ini_parses(text): return 'ini'
+        if c.without(inner).prose() == 0 and config_parses('ini', text): return 'ini'
     if c['key'] < 6: return None
     if not block_scalars and _KEY_BLOCK.search(framed): return None
     if block_scalars and (_KEY_BLOCK.search(framed) or _ITEM_BLOCK.search(framed)): c = c.without(_block_bodies(framed))

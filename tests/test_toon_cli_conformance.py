@@ -1,6 +1,6 @@
 """The official TOON conformance fixtures through the `caveman toon` command (SPEC §7, §11).
 
-Which cases are required is decided as in `test_toon_conformance.py`: every v4.0.0 case except the
+Which cases are required is decided as in `test_toon_conformance.py` (both use `_toon_fixtures.py`): every v4.0.0 case except the
 optional lenient-mode ones (`strict: false`), plus the v3.3.2 cases whose input, options and outcome v4
 kept (cases with options v4 removed — key folding, path expansion — and the one v4 changed are left out).
 
@@ -20,59 +20,13 @@ from decimal import Decimal
 import pytest
 
 from caveman.cli import run
-from caveman.toon import conformance_dir
-
-ROOT = conformance_dir()
-REMOVED_IN_V4 = {'keyFolding', 'flattenDepth', 'expandPaths'}
-CHANGED_IN_V4 = {('v3.3.2', 'encode/arrays-objects.json', 1)}
-
-
-def dump(v) -> str:
-    if isinstance(v, Decimal): return str(v)
-    if isinstance(v, dict): return '{' + ','.join(json.dumps(k) + ':' + dump(x) for k, x in v.items()) + '}'
-    if isinstance(v, list): return '[' + ','.join(map(dump, v)) + ']'
-    return json.dumps(v)
-
-
-def tagged(v):
-    "A JSON value as nested tuples comparing by JSON type and key order; numbers as exact decimals."
-    if isinstance(v, bool): return ('bool', v)
-    if v is None: return ('null',)
-    if isinstance(v, (int, Decimal)): return ('num', Decimal(v))
-    if isinstance(v, float): return ('num', Decimal(repr(v)))
-    if isinstance(v, str): return ('str', v)
-    if isinstance(v, list): return ('arr', tuple(map(tagged, v)))
-    return ('obj', tuple((k, tagged(x)) for k, x in v.items()))
-
-
-def load(version: str) -> list[dict]:
-    out = []
-    for f in sorted((ROOT / f'spec-{version}' / 'tests' / 'fixtures').glob('*/*.json')):
-        doc = json.loads(f.read_text(encoding='utf-8'), parse_float=Decimal)
-        for i, t in enumerate(doc['tests']):
-            opts = dict(t.get('options') or {})
-            if 'indent' in opts: opts['indentSize'] = opts.pop('indent')
-            out.append(dict(version=version, file=f'{f.parent.name}/{f.name}', index=i, category=doc['category'], test=t, options=opts))
-    return out
-
-
-def signature(c) -> str: return json.dumps([c['category'], dump(c['test']['input']), sorted(c['options'].items())])
-def outcome(c) -> str: return 'error' if c['test'].get('shouldError') else dump(c['test']['expected'])
-
-
-V4 = load('v4.0.0')
-V4_BY_SIG = {}
-for c in V4: V4_BY_SIG.setdefault(signature(c), set()).add(outcome(c))
+from _toon_fixtures import V3, V4, dump, tagged, v3_status
 
 
 def required_v3() -> list[dict]:
-    out = []
-    for c in load('v3.3.2'):
-        if set(c['options']) & REMOVED_IN_V4 or (c['version'], c['file'], c['index']) in CHANGED_IN_V4: continue
-        known = V4_BY_SIG.get(signature(c))
-        assert known is None or outcome(c) in known, c   # v4 contradicts no other v3 case
-        out.append(c)
-    return out
+    "The v3.3.2 cases v4 kept (or does not repeat); v4 contradicts none of them."
+    assert not any(v3_status(c) == 'contradicted' for c in V3)
+    return [c for c in V3 if v3_status(c) in ('kept', 'absent')]
 
 
 CASES = V4 + required_v3()
@@ -126,8 +80,7 @@ def show(title, counts, capsys):
 def test_counts_are_complete():
     "Every required v4 case is in the run, and the v3 selection is what the module docstring says."
     assert sum(c['version'] == 'v4.0.0' for c in CASES) == len(V4)
-    v3 = load('v3.3.2')
-    assert len(v3) - sum(c['version'] == 'v3.3.2' for c in CASES) == 25
+    assert len(V3) - sum(c['version'] == 'v3.3.2' for c in CASES) == 25
 
 
 def test_conformance_through_cli_in_process(capsys):

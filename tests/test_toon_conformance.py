@@ -15,57 +15,17 @@ the v4.0.0 files (same category, input and options):
 - No v3 case has an identical input/options twin in v4 with a different expectation.
 Every other v3 case (371 with an identical v4 twin, 4 more that v4 does not repeat) must pass.
 
-This file checks with its own loader and comparison, independent of `caveman.toon.run_conformance`,
-and then checks that `run_conformance` reports the same counts.
+The loader and comparison (`_toon_fixtures.py`, shared with the CLI conformance test) are independent
+of `caveman.toon.run_conformance`; the last test checks that `run_conformance` reports the same counts.
 """
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from caveman.toon import ToonError, conformance_dir, conformance_summary, decode, encode, run_conformance
-
-ROOT = conformance_dir()
-REMOVED_IN_V4 = {'keyFolding', 'flattenDepth', 'expandPaths'}
-CHANGED = {('encode/arrays-objects.json', 1)}
-
-
-def load(folder: str) -> list[dict]:
-    cases = []
-    for f in sorted((ROOT / folder / 'tests' / 'fixtures').glob('*/*.json')):
-        doc = json.loads(f.read_text(encoding='utf-8'), parse_float=Decimal)
-        assert doc['category'] == f.parent.name
-        for i, t in enumerate(doc['tests']):
-            opts = dict(t.get('options') or {})
-            if 'indent' in opts: opts['indentSize'] = opts.pop('indent')  # renamed in v4
-            cases.append(dict(file=f'{f.parent.name}/{f.name}', index=i, category=doc['category'], test=t, options=opts))
-    return cases
-
-
-V4, V3 = load('spec-v4.0.0'), load('spec-v3.3.2')
-
-
-def _dump(v) -> str:
-    if isinstance(v, Decimal): return str(v)
-    if isinstance(v, dict): return '{' + ','.join(json.dumps(k) + ':' + _dump(x) for k, x in v.items()) + '}'
-    if isinstance(v, list): return '[' + ','.join(map(_dump, v)) + ']'
-    return json.dumps(v)
-
-
-def tagged(v, ordered=True):
-    "A JSON value as nested tuples that compare by JSON type: bool is not a number, numbers compare as exact decimals; object key order counts if `ordered`."
-    if isinstance(v, bool): return ('bool', v)
-    if v is None: return ('null',)
-    if isinstance(v, (int, Decimal)): return ('num', Decimal(v))
-    if isinstance(v, float): return ('num', Decimal(repr(v)))
-    if isinstance(v, str): return ('str', v)
-    if isinstance(v, list): return ('arr', tuple(tagged(x, ordered) for x in v))
-    if isinstance(v, dict):
-        members = [(k, tagged(x, ordered)) for k, x in v.items()]
-        return ('obj', tuple(members if ordered else sorted(members, key=lambda m: m[0])))
-    raise TypeError(type(v))
+from caveman.toon import ToonError, conformance_summary, decode, encode, run_conformance
+from _toon_fixtures import V3, V4, case_id, dump, optional, tagged, v3_status
 
 
 def kwargs(case) -> dict:
@@ -76,7 +36,7 @@ def kwargs(case) -> dict:
 def check(case) -> None:
     "Run one fixture case through caveman.toon; AssertionError when it does not behave as the fixture says."
     t = case['test']
-    run = (lambda: encode(_dump(t['input']), **kwargs(case))) if case['category'] == 'encode' else (lambda: decode(t['input'], **kwargs(case)))
+    run = (lambda: encode(dump(t['input']), **kwargs(case))) if case['category'] == 'encode' else (lambda: decode(t['input'], **kwargs(case)))
     if t.get('shouldError'):
         with pytest.raises(ToonError): run()
         return
@@ -85,36 +45,14 @@ def check(case) -> None:
     else: assert tagged(json.loads(got, parse_float=Decimal)) == tagged(t['expected'])
 
 
-def optional(case) -> bool:
-    return case['options'].get('strict') is False
-
-
 def run_case(case) -> None:
     if not optional(case): return check(case)
     try: check(case)
     except (AssertionError, ToonError) as e: pytest.skip(f'optional lenient-mode case (strict: false): {e}')
 
 
-def case_id(c) -> str: return f"{c['file']}#{c['index']}"
-
-
 @pytest.mark.parametrize('case', V4, ids=case_id)
 def test_v4(case): run_case(case)
-
-
-def _sig(c) -> str: return json.dumps([c['category'], _dump(c['test']['input']), sorted(c['options'].items())])
-def _outcome(c) -> str: return 'error' if c['test'].get('shouldError') else _dump(c['test']['expected'])
-
-V4_OUTCOMES = {}
-for _c in V4: V4_OUTCOMES.setdefault(_sig(_c), set()).add(_outcome(_c))
-
-
-def v3_status(c) -> str:
-    if set(c['options']) & REMOVED_IN_V4: return 'removed'
-    if (c['file'], c['index']) in CHANGED: return 'changed'
-    known = V4_OUTCOMES.get(_sig(c))
-    if known is None: return 'absent'
-    return 'kept' if _outcome(c) in known else 'contradicted'
 
 
 @pytest.mark.parametrize('case', V3, ids=case_id)
@@ -137,7 +75,7 @@ def test_v3_classification():
 def test_v3_changed_case_has_v4_form():
     "The one v3 case v4 changed: v4 writes a nested field group, and the value still round-trips."
     case = next(c for c in V3 if (c['file'], c['index']) == ('encode/arrays-objects.json', 1))
-    src = _dump(case['test']['input'])
+    src = dump(case['test']['input'])
     toon = encode(src)
     assert toon != case['test']['expected']
     assert toon.splitlines()[0] == 'items[1]{id,nested{x}}:'

@@ -101,7 +101,7 @@ def section_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int]
 # %% ../../nbs/16_compressors_config.ipynb #a986177e
 from .base import (Compressor, crlf_majority, dropped_runs, keep_non_redundant, query_fill, worth_eliding,
                                       elision_marker)
-from ..detect import classify_config, yaml_parses
+from ..detect import classify_config
 
 FLAG_WORDS = ('ERROR', 'FAIL', 'FAILED', 'FATAL', 'PANIC', 'EXCEPTION', 'WARNING', 'SECURITY', 'SECRET', 'TOKEN', 'PASSWORD',
               'DENIED', 'REJECTED', 'ROLLBACK')
@@ -123,10 +123,10 @@ def document_titles(lines: Sequence[str], comment: Sequence[bool]) -> list[bool]
     return out
 
 # %% ../../nbs/16_compressors_config.ipynb #25d61136
-import bisect, json
+import json
 from collections import namedtuple
 import yaml
-from ..detect import yaml_lines, yaml_spans
+from ..detect import config_parses, yaml_lines, yaml_spans
 
 _Loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 _PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
@@ -150,11 +150,11 @@ Layout.__doc__ = "A YAML text's entries (document order), the line indices insid
 
 def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
     "The `Layout` of a YAML text: its entries in document order (pre-order), the set of line indices inside multi-line scalars and flow collections (`yaml_spans`) and the header lines of its block scalars, from the parser's node positions mapped onto `lines` (the text split at `\\n`); None when it does not parse."
-    body, starts = yaml_lines(text)
+    body, line_of = yaml_lines(text)
     try: docs, spans = list(yaml.compose_all(body, Loader=_Loader)), yaml_spans(text)
     except (yaml.YAMLError, RecursionError): return None
     if spans is None: return None
-    def line(mark) -> int: return bisect.bisect_right(starts, mark.index) - 1
+    def line(mark) -> int: return line_of(mark.index)
     entries, inside, blocks, several = [], {i for a, b in spans for i in range(a + 1, b + 1)}, set(), len(docs) > 1
     for number, doc in enumerate(docs, 1):
         if doc is None: continue
@@ -169,7 +169,7 @@ def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
             if id(n) in memo: return memo[id(n)]
             shared = seen[id(n)] > 1
             if isinstance(n, yaml.ScalarNode) or n.flow_style:
-                e = line(n.start_mark) if n.end_mark.index <= n.start_mark.index else bisect.bisect_right(starts, n.end_mark.index - 1) - 1
+                e = line_of(max(n.start_mark.index, n.end_mark.index - 1))
                 if isinstance(n, yaml.ScalarNode) and n.style in ('|', '>'):
                     blocks.add(line(n.start_mark))
                     while e > line(n.start_mark) and not lines[e].strip() and '+' not in body[n.start_mark.index:n.start_mark.index + 3]: e -= 1
@@ -192,7 +192,7 @@ def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
             elif isinstance(n, yaml.SequenceNode) and not n.flow_style:
                 for i, v in enumerate(n.value):
                     a, (e, shared) = line(v.start_mark), last(v)
-                    if not body[starts[a]:v.start_mark.index].rstrip().endswith('-'): continue   # `-` alone on its line
+                    if not body[body.rfind('\n', 0, v.start_mark.index) + 1:v.start_mark.index].rstrip().endswith('-'): continue   # `-` alone on its line
                     entries.append(Entry(a, e + 1, False, None if shared else yaml_path(parts + [i], number if several else 0), True))
                     if not shared: walk(v, parts + [i], depth + 1)
         try: walk(doc, [], 0)
@@ -295,19 +295,8 @@ _OWN_MARKER = 'lines elided (caveman)'      # config lines, comment lines, lines
 
 def _still_parses(kind: str, original: str, output: str) -> bool:
     "YAML output must parse; TOML/INI output must parse with `tomllib`/`configparser` whenever the original did."
-    if kind == 'yaml': return yaml_parses(output.encode('utf-8'))
-    def ok(text):
-        try:
-            if kind == 'toml':
-                import tomllib
-                tomllib.loads(text)
-            else:
-                import configparser
-                configparser.ConfigParser(interpolation=None, strict=False).read_string(text)
-        except ImportError: return True                   # Python 3.10 has no tomllib: nothing to check with
-        except Exception: return False
-        return True
-    return ok(output) or not ok(original)
+    if kind == 'yaml': return config_parses(kind, output)
+    return config_parses(kind, output) is not False or config_parses(kind, original) is False   # None: no parser to ask
 
 def _lead(line: str) -> str: return line[:len(line) - len(line.lstrip(' \t'))]
 
