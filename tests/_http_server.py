@@ -28,8 +28,9 @@ class HttpServer:
             time.sleep(0.05)
         raise AssertionError(f'server did not start (rc {self.p.poll()}): {self.log()}')
 
-    def log(self) -> str:
-        self.err.seek(0); return self.err.read()[-3000:]
+    def log(self, tail: int | None = 3000) -> str:
+        self.err.seek(0); text = self.err.read()
+        return text if tail is None else text[-tail:]
 
     def local_url(self) -> str: return f'http://127.0.0.1:{self.port}/mcp'
 

@@ -170,7 +170,9 @@ def make_app(methods: McpMethods, new_tools, cap: int, token: str = '', loopback
         method, params = msg.get('method'), msg.get('params')
         notification = msg.get('id') is None
         meta = params.get('_meta') if isinstance(params, dict) else None
-        if method != 'initialize' and isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:   # stateless era
+        stateless = method != 'initialize' and isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
+        log.debug('http request', extra={'era': 'stateless' if stateless else 'handshake', 'method': str(method)[:80]})
+        if stateless:
             if (why := header_mismatch(msg, request.headers)) is not None:
                 return _json(json.dumps({'jsonrpc': '2.0', 'id': msg.get('id'), 'error': {'code': HEADER_MISMATCH, 'message': why}},
                                         separators=(',', ':')).encode(), 400)
