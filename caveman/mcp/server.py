@@ -42,7 +42,13 @@ def build_engine() -> 'Engine':
     return Engine(open_server_store())
 
 # %% ../../nbs/53_mcp_server.ipynb #fd5af1d9
-USAGE = 'usage: caveman-mcp [--http HOST:PORT | version --json]'
+USAGE = """usage: caveman-mcp [--http HOST:PORT | --help | --version | version --json]
+
+Serves the caveman MCP tools (caveman_compress, caveman_retrieve, caveman_stats, caveman_toon_encode,
+caveman_toon_decode) over stdio, one JSON-RPC message per line, until stdin closes. Register it in an
+MCP host as a stdio server. With --http HOST:PORT it serves them over Streamable HTTP at
+http://HOST:PORT/mcp instead (loopback unless CAVEMAN_MCP_TOKEN holds a bearer token). The recovery
+store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it; CAVEMAN_MCP_EPHEMERAL=1 keeps it in memory)."""
 
 def version_record() -> dict:
     "What `caveman-mcp version --json` prints."
@@ -58,7 +64,7 @@ def _serve_http(bind: str, cap: int, result_cap: int) -> int:
     from caveman.mcp.http import TOKEN_ENV, parse_bind, serve_http   # only this command loads the HTTP stack
     try: host, port = parse_bind(bind)
     except ValueError as e:
-        sys.stderr.write(f'{e}\n{USAGE}\n'); return 2
+        sys.stderr.write(f'{e}\n{USAGE.splitlines()[0]}\n'); return 2
     shared = Tools(build_engine, None, result_cap)
     def new_tools() -> Tools: return Tools(lambda: shared.engine, RetrieveLedger(), result_cap)
     methods = McpMethods(ToolsPool(new_tools), __version__, lambda t: shared.warm_up(WARM_UP_DELAY))
@@ -68,12 +74,16 @@ def _serve_http(bind: str, cap: int, result_cap: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-mcp`: serve MCP on stdio (no arguments) or Streamable HTTP (`--http HOST:PORT`), print the version record (`version --json`), or exit 2 with usage."
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv in (['--help'], ['-h'], ['help']):
+        sys.stdout.write(USAGE + '\n'); sys.stdout.flush(); return 0
+    if argv in (['--version'], ['-V'], ['version']):
+        sys.stdout.write(f'caveman-mcp {__version__}\n'); sys.stdout.flush(); return 0
     if argv == ['version', '--json']:
         sys.stdout.write(json.dumps(version_record(), separators=(',', ':')) + '\n'); sys.stdout.flush()
         return 0
     bind = http_bind(argv)
     if argv and bind is None:
-        sys.stderr.write(USAGE + '\n'); return 2
+        sys.stderr.write(USAGE.split('\n')[0] + '\n'); return 2
     if bind is None: out = guard_stdout()
     setup_logging()
     try: cap = max_inbound_bytes()

@@ -6,9 +6,9 @@
 __all__ = ['log', 'TOOL_DEFINITIONS', 'TOOL_NAMES', 'TOOL_TITLES', 'TOOL_ANNOTATIONS', 'MAX_RESULT_SIZE_CHARS', 'TOOL_META',
            'OUTPUT_SCHEMAS', 'POINTER_NOTE', 'PAYOUT_NOTE', 'PAYOUT_AFTER', 'DEFAULT_RESULT_CAP', 'RESULT_CAP_ENV',
            'ORIGINAL_URI', 'RESOURCE_NOT_FOUND', 'RESOURCE_TEMPLATE', 'MAX_CLIENTS', 'INSTRUCTIONS', 'ToolError',
-           'tool_definitions', 'normalize_handle', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes', 'Tools',
-           'compress_tool', 'retrieve_tool', 'stats_tool', 'toon_encode_tool', 'toon_decode_tool', 'resource_link',
-           'call', 'read_original', 'client_identity', 'ToolsPool', 'Session', 'capabilities', 'McpMethods']
+           'tool_definitions', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes', 'Tools', 'compress_tool',
+           'retrieve_tool', 'stats_tool', 'toon_encode_tool', 'toon_decode_tool', 'resource_link', 'call',
+           'read_original', 'client_identity', 'ToolsPool', 'Session', 'capabilities', 'McpMethods']
 
 # %% ../../nbs/52_mcp_tools.ipynb #d95f0bed
 import hashlib, json, logging, math, os, re, threading
@@ -101,17 +101,6 @@ def tool_definitions(version: str) -> list:
         if has_feature(version, 'structured_output') and name in OUTPUT_SCHEMAS: d['outputSchema'] = OUTPUT_SCHEMAS[name]
         defs.append(d)
     return _DEFS_BY_VERSION.setdefault(version, defs)
-
-# %% ../../nbs/52_mcp_tools.ipynb #08ce5452
-_BLOB_HASH = re.compile(r'(?:ccr_)?([0-9a-f]{32})', re.I)
-
-def normalize_handle(handle: str) -> str:
-    "Canonical store key for any accepted spelling: `ccr_X`, `<<ccr:ccr_X>>`, `ccr:ccr_X`, `ccr://<id>` or a bare object id, and the blob hash X alone in any of them (32 hex digits, either case, as is the prefix); `''` when nothing is left."
-    h = (handle or '').strip()
-    if h.startswith('<<') and h.endswith('>>'): h = h[2:-2].strip()
-    if h[:6].lower() == 'ccr://': h = h[6:].strip().strip('/')
-    elif h[:4].lower() == 'ccr:': h = h[4:].strip()
-    return 'ccr_' + m[1].lower() if (m := _BLOB_HASH.fullmatch(h)) else h
 
 # %% ../../nbs/52_mcp_tools.ipynb #31735661
 POINTER_NOTE = ('caveman: this exact handle and query were already answered earlier in this session; that content '
@@ -228,6 +217,7 @@ def _fetch(self: Tools, handle: str, query: str) -> str:
 def retrieve_tool(self: Tools, arguments) -> str:
     "`caveman_retrieve`: `{recovery_handle, query?}` -> raw text (original, narrowed view, or a ledger note + original)."
     args = _args(arguments, 'retrieve')
+    from caveman.ccr import normalize_handle                  # every accepted spelling (`ccr_…`, `<<ccr:…>>`, `ccr://…`, …)
     handle = normalize_handle(_str_arg(args, 'recovery_handle', 'retrieve'))
     if not handle: raise ToolError('cave_invalid_arguments', 'retrieve: missing recovery_handle')
     query = _str_arg(args, 'query', 'retrieve')
@@ -331,6 +321,7 @@ RESOURCE_TEMPLATE = {'uriTemplate': ORIGINAL_URI + '{handle}', 'name': 'caveman_
 def read_original(self: Tools, params, version: str) -> dict:
     "`resources/read` of `caveman://ccr/<handle>`: `{contents: [{uri, mimeType, text}]}` with the exact original; raises `RpcError` (−32602 bad params; not found: −32002 before 2026-07-28, −32602 from it)."
     from caveman import ccr
+    from caveman.ccr import normalize_handle
     from caveman.engine import as_text
     uri = params.get('uri') if isinstance(params, dict) else None
     if not isinstance(uri, str): raise RpcError(INVALID_PARAMS, 'resources/read needs a string uri')
