@@ -622,6 +622,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                      'caveman.mcp.gateway._Loop.close': ('mcp_gateway.html#_loop.close', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway._Loop.run': ('mcp_gateway.html#_loop.run', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway._Loop.submit': ('mcp_gateway.html#_loop.submit', 'caveman/mcp/gateway.py'),
+                                     'caveman.mcp.gateway._import_sdk': ('mcp_gateway.html#_import_sdk', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway._json_equal': ('mcp_gateway.html#_json_equal', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway._plain': ('mcp_gateway.html#_plain', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway._policy': ('mcp_gateway.html#_policy', 'caveman/mcp/gateway.py'),

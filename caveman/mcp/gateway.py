@@ -7,7 +7,7 @@ __all__ = ['log', 'STARTUP_TIMEOUT', 'GATEWAY_TOOLS', 'ConfigError', 'Policy', '
            'command_spec', 'exposed_name', 'shrink_tool', 'handle_line', 'compress_result', 'UpstreamUnavailable',
            'Upstream', 'Gateway', 'LineWriter', 'gateway_dispatch']
 
-# %% ../../nbs/55_mcp_gateway.ipynb #6c35c066
+# %% ../../nbs/55_mcp_gateway.ipynb #c11f347c
 import asyncio, fnmatch, hashlib, json, logging, os, re, shutil, threading, time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
@@ -17,7 +17,7 @@ log = logging.getLogger('caveman')
 class ConfigError(ValueError):
     "A gateway configuration that cannot be served; the message names the server and what is wrong."
 
-# %% ../../nbs/55_mcp_gateway.ipynb #fe3925f5
+# %% ../../nbs/55_mcp_gateway.ipynb #06941bc3
 @dataclass(frozen=True)
 class Policy:
     "What the gateway does to one upstream's tools: shrink their definitions, compress results of at least `min_bytes` UTF-8 bytes for tools matching `include` and not `exclude`, lossless views only if asked."
@@ -52,7 +52,7 @@ def _policy(base: Policy, obj, where: str) -> Policy:
         changes[_POLICY_KEYS[k]] = v
     return replace(base, **changes)
 
-# %% ../../nbs/55_mcp_gateway.ipynb #ee80fa0f
+# %% ../../nbs/55_mcp_gateway.ipynb #69e5677f
 @dataclass(frozen=True)
 class UpstreamSpec:
     "One upstream MCP server: a stdio `command` (+ `args`, `env`, `cwd`) or a Streamable HTTP `url` (+ `headers`), and its policy."
@@ -121,7 +121,7 @@ def command_spec(argv: list[str]) -> UpstreamSpec:
     name = re.sub(r'[^A-Za-z0-9_-]+', '_', os.path.basename(pkg.rstrip('/')).split('@')[0]).strip('_') or 'upstream'
     return _server(name, {'command': argv[0], 'args': list(argv[1:])}, Policy())
 
-# %% ../../nbs/55_mcp_gateway.ipynb #515bd8d2
+# %% ../../nbs/55_mcp_gateway.ipynb #868bbbce
 _NAME_BAD = re.compile(r'[^A-Za-z0-9_.-]')
 
 def exposed_name(server: str, tool: str, namespaced: bool) -> str:
@@ -131,7 +131,7 @@ def exposed_name(server: str, tool: str, namespaced: bool) -> str:
     digest = hashlib.sha256(f'{server}\0{tool}'.encode('utf-8', 'surrogatepass')).hexdigest()[:10]
     return _NAME_BAD.sub('_', name)[:117] + '_' + digest
 
-# %% ../../nbs/55_mcp_gateway.ipynb #49d636c7
+# %% ../../nbs/55_mcp_gateway.ipynb #efc31b05
 def shrink_tool(tool: dict) -> dict:
     "Upstream `tool` (an MCP tool object) with its definition shrunk by the `toolschema` rules, or unchanged when the selection profile would change or nothing is saved."
     from caveman.toolschema import compress_envelope, selection_profile
@@ -144,7 +144,7 @@ def shrink_tool(tool: dict) -> dict:
         log.warning('gateway: tool %r served unshrunk', tool.get('name'), exc_info=True)
         return tool
 
-# %% ../../nbs/55_mcp_gateway.ipynb #08f3ee09
+# %% ../../nbs/55_mcp_gateway.ipynb #c349e3a3
 def handle_line(handle: str) -> str:
     "The last line of a lossy view served outside `caveman_compress`: names the recovery handle and the tool that returns the original."
     return f'… caveman: original stored as {handle}; caveman_retrieve(recovery_handle="{handle}") returns it …'
@@ -203,7 +203,7 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
     if not used: return result, []
     return new, used
 
-# %% ../../nbs/55_mcp_gateway.ipynb #a30c1fd3
+# %% ../../nbs/55_mcp_gateway.ipynb #67cd3add
 class _Loop:
     "An asyncio event loop on a daemon thread; `run(coro, timeout)` waits for a coroutine from any other thread."
     def __init__(self):
@@ -233,7 +233,12 @@ def _stderr_pump(name: str) -> 'io.TextIOBase':
     threading.Thread(target=pump, name=f'caveman-stderr-{name}', daemon=True).start()
     return os.fdopen(w, 'w')
 
-# %% ../../nbs/55_mcp_gateway.ipynb #26a4a810
+# %% ../../nbs/55_mcp_gateway.ipynb #7cf6f1ff
+def _import_sdk():
+    "Import the SDK client modules on the calling thread, before any upstream task does: concurrent first imports of one package from several threads can deadlock on the import locks."
+    import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.shared._httpx_utils, mcp.shared.exceptions, mcp.types, mcp_types  # noqa: F401
+    import jsonschema  # noqa: F401
+
 class UpstreamUnavailable(Exception):
     "An upstream server that is not connected (never started, died, or timed out); the message says which and why."
 
@@ -325,17 +330,20 @@ class Upstream:
     async def call(self, method: str, *args, progress=None, **kw):
         "Call `session.<method>(*args, **kw)` on a live session (restarting a dead upstream when its backoff allows); a broken connection marks it down and raises `UpstreamUnavailable`."
         from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
         session = await self._ensure()
         try:
             if progress is not None: kw['progress_callback'] = progress
             return await getattr(session, method)(*args, **kw)
-        except MCPError: raise                # the upstream answered with a JSON-RPC error: it is alive
+        except MCPError as e:
+            if e.error.code != CONNECTION_CLOSED: raise     # the upstream answered with a JSON-RPC error: it is alive
+            err = e
         except asyncio.CancelledError: raise
-        except Exception as e:
-            self.reason = _reason(e); self.state = 'down'; self.session = None
-            self._next_try = 0.0              # the next call may restart it at once
-            if self._stop is not None: self._stop.set()
-            raise UpstreamUnavailable(f'upstream {self.name} is unavailable: {self.reason}') from None
+        except Exception as e: err = e
+        self.reason = _reason(err); self.state = 'down'; self.session = None   # the connection is gone
+        self._next_try = 0.0                  # the next call may restart it at once
+        if self._stop is not None: self._stop.set()
+        raise UpstreamUnavailable(f'upstream {self.name} is unavailable: {self.reason}') from None
 
     async def _close(self):
         if self._stop is not None: self._stop.set()
@@ -357,12 +365,13 @@ def _reason(e: BaseException) -> str:
     text = str(e).strip().splitlines()[0] if str(e).strip() else ''
     return f'{type(e).__name__}: {text}' if text else type(e).__name__
 
-# %% ../../nbs/55_mcp_gateway.ipynb #aab68ff7
+# %% ../../nbs/55_mcp_gateway.ipynb #7bd9f3a9
 class Gateway:
     "The upstream servers behind one `caveman-mcp --config`: catalog, routing, forwarding and result compression."
     def __init__(self, specs: list[UpstreamSpec], startup_timeout: float = STARTUP_TIMEOUT, catalog_wait: float = 10.0, on_change=None):
         names = [s.name for s in specs]
         if len(set(names)) != len(names): raise ConfigError('two servers share a name')
+        _import_sdk()
         self._loop = _Loop()
         self.upstreams = [Upstream(s, self._loop, startup_timeout, self._up) for s in specs]
         self.namespaced, self.catalog_wait, self.on_change = len(specs) > 1, catalog_wait, on_change
@@ -452,7 +461,7 @@ class Gateway:
                     return _plain(self._loop.run(u.call('get_prompt', p['name'], arguments)))
         raise KeyError(name)
 
-# %% ../../nbs/55_mcp_gateway.ipynb #a1fcd29c
+# %% ../../nbs/55_mcp_gateway.ipynb #ff3a1cec
 class LineWriter:
     "A binary stream wrapper for stdout shared by threads: the bytes each thread writes up to a newline go out as one locked write."
     def __init__(self, out):
@@ -467,7 +476,7 @@ class LineWriter:
         return len(data)
     def flush(self): pass
 
-# %% ../../nbs/55_mcp_gateway.ipynb #c07471e9
+# %% ../../nbs/55_mcp_gateway.ipynb #9e49232a
 GATEWAY_TOOLS = ('caveman_retrieve', 'caveman_stats')
 
 def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
