@@ -7,7 +7,7 @@ __all__ = ['log', 'STARTUP_TIMEOUT', 'GATEWAY_TOOLS', 'ConfigError', 'Policy', '
            'command_spec', 'exposed_name', 'shrink_tool', 'handle_line', 'compress_result', 'UpstreamUnavailable',
            'Upstream', 'Gateway', 'LineWriter', 'gateway_dispatch']
 
-# %% ../../nbs/55_mcp_gateway.ipynb #c11f347c
+# %% ../../nbs/55_mcp_gateway.ipynb #0509e8fd
 import asyncio, fnmatch, hashlib, json, logging, os, re, shutil, threading, time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
@@ -17,7 +17,7 @@ log = logging.getLogger('caveman')
 class ConfigError(ValueError):
     "A gateway configuration that cannot be served; the message names the server and what is wrong."
 
-# %% ../../nbs/55_mcp_gateway.ipynb #06941bc3
+# %% ../../nbs/55_mcp_gateway.ipynb #7a9fc550
 @dataclass(frozen=True)
 class Policy:
     "What the gateway does to one upstream's tools: shrink their definitions, compress results of at least `min_bytes` UTF-8 bytes for tools matching `include` and not `exclude`, lossless views only if asked."
@@ -52,7 +52,7 @@ def _policy(base: Policy, obj, where: str) -> Policy:
         changes[_POLICY_KEYS[k]] = v
     return replace(base, **changes)
 
-# %% ../../nbs/55_mcp_gateway.ipynb #69e5677f
+# %% ../../nbs/55_mcp_gateway.ipynb #a33d8f97
 @dataclass(frozen=True)
 class UpstreamSpec:
     "One upstream MCP server: a stdio `command` (+ `args`, `env`, `cwd`) or a Streamable HTTP `url` (+ `headers`), and its policy."
@@ -121,7 +121,7 @@ def command_spec(argv: list[str]) -> UpstreamSpec:
     name = re.sub(r'[^A-Za-z0-9_-]+', '_', os.path.basename(pkg.rstrip('/')).split('@')[0]).strip('_') or 'upstream'
     return _server(name, {'command': argv[0], 'args': list(argv[1:])}, Policy())
 
-# %% ../../nbs/55_mcp_gateway.ipynb #868bbbce
+# %% ../../nbs/55_mcp_gateway.ipynb #63a398e0
 _NAME_BAD = re.compile(r'[^A-Za-z0-9_.-]')
 
 def exposed_name(server: str, tool: str, namespaced: bool) -> str:
@@ -131,7 +131,7 @@ def exposed_name(server: str, tool: str, namespaced: bool) -> str:
     digest = hashlib.sha256(f'{server}\0{tool}'.encode('utf-8', 'surrogatepass')).hexdigest()[:10]
     return _NAME_BAD.sub('_', name)[:117] + '_' + digest
 
-# %% ../../nbs/55_mcp_gateway.ipynb #efc31b05
+# %% ../../nbs/55_mcp_gateway.ipynb #c2057c53
 def shrink_tool(tool: dict) -> dict:
     "Upstream `tool` (an MCP tool object) with its definition shrunk by the `toolschema` rules, or unchanged when the selection profile would change or nothing is saved."
     from caveman.toolschema import compress_envelope, selection_profile
@@ -144,7 +144,7 @@ def shrink_tool(tool: dict) -> dict:
         log.warning('gateway: tool %r served unshrunk', tool.get('name'), exc_info=True)
         return tool
 
-# %% ../../nbs/55_mcp_gateway.ipynb #c349e3a3
+# %% ../../nbs/55_mcp_gateway.ipynb #c3578267
 def handle_line(handle: str) -> str:
     "The last line of a lossy view served outside `caveman_compress`: names the recovery handle and the tool that returns the original."
     return f'… caveman: original stored as {handle}; caveman_retrieve(recovery_handle="{handle}") returns it …'
@@ -203,7 +203,7 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
     if not used: return result, []
     return new, used
 
-# %% ../../nbs/55_mcp_gateway.ipynb #67cd3add
+# %% ../../nbs/55_mcp_gateway.ipynb #f672e691
 class _Loop:
     "An asyncio event loop on a daemon thread; `run(coro, timeout)` waits for a coroutine from any other thread."
     def __init__(self):
@@ -233,7 +233,7 @@ def _stderr_pump(name: str) -> 'io.TextIOBase':
     threading.Thread(target=pump, name=f'caveman-stderr-{name}', daemon=True).start()
     return os.fdopen(w, 'w')
 
-# %% ../../nbs/55_mcp_gateway.ipynb #7cf6f1ff
+# %% ../../nbs/55_mcp_gateway.ipynb #34b17d3e
 def _import_sdk():
     "Import the SDK client modules on the calling thread, before any upstream task does: concurrent first imports of one package from several threads can deadlock on the import locks."
     import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.shared._httpx_utils, mcp.shared.exceptions, mcp.types, mcp_types  # noqa: F401
@@ -365,7 +365,7 @@ def _reason(e: BaseException) -> str:
     text = str(e).strip().splitlines()[0] if str(e).strip() else ''
     return f'{type(e).__name__}: {text}' if text else type(e).__name__
 
-# %% ../../nbs/55_mcp_gateway.ipynb #7bd9f3a9
+# %% ../../nbs/55_mcp_gateway.ipynb #96df83d6
 class Gateway:
     "The upstream servers behind one `caveman-mcp --config`: catalog, routing, forwarding and result compression."
     def __init__(self, specs: list[UpstreamSpec], startup_timeout: float = STARTUP_TIMEOUT, catalog_wait: float = 10.0, on_change=None):
@@ -461,7 +461,7 @@ class Gateway:
                     return _plain(self._loop.run(u.call('get_prompt', p['name'], arguments)))
         raise KeyError(name)
 
-# %% ../../nbs/55_mcp_gateway.ipynb #ff3a1cec
+# %% ../../nbs/55_mcp_gateway.ipynb #679f86db
 class LineWriter:
     "A binary stream wrapper for stdout shared by threads: the bytes each thread writes up to a newline go out as one locked write."
     def __init__(self, out):
@@ -476,7 +476,7 @@ class LineWriter:
         return len(data)
     def flush(self): pass
 
-# %% ../../nbs/55_mcp_gateway.ipynb #9e49232a
+# %% ../../nbs/55_mcp_gateway.ipynb #d2d23c31
 GATEWAY_TOOLS = ('caveman_retrieve', 'caveman_stats')
 
 def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
