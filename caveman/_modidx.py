@@ -577,6 +577,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.Gateway._settle': ('mcp_gateway.html#gateway._settle', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.Gateway._up': ('mcp_gateway.html#gateway._up', 'caveman/mcp/gateway.py'),
+                                     'caveman.mcp.gateway.Gateway.booted': ('mcp_gateway.html#gateway.booted', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.Gateway.call_tool': ( 'mcp_gateway.html#gateway.call_tool',
                                                                                 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.Gateway.close': ('mcp_gateway.html#gateway.close', 'caveman/mcp/gateway.py'),

@@ -7,7 +7,7 @@ __all__ = ['log', 'STARTUP_TIMEOUT', 'GATEWAY_TOOLS', 'ConfigError', 'Policy', '
            'command_spec', 'exposed_name', 'shrink_tool', 'handle_line', 'compress_result', 'UpstreamUnavailable',
            'Upstream', 'Gateway', 'LineWriter', 'gateway_dispatch']
 
-# %% ../../nbs/55_mcp_gateway.ipynb #0509e8fd
+# %% ../../nbs/55_mcp_gateway.ipynb #077cc1a5
 import asyncio, fnmatch, hashlib, json, logging, os, re, shutil, threading, time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
@@ -17,7 +17,7 @@ log = logging.getLogger('caveman')
 class ConfigError(ValueError):
     "A gateway configuration that cannot be served; the message names the server and what is wrong."
 
-# %% ../../nbs/55_mcp_gateway.ipynb #7a9fc550
+# %% ../../nbs/55_mcp_gateway.ipynb #0ece13ce
 @dataclass(frozen=True)
 class Policy:
     "What the gateway does to one upstream's tools: shrink their definitions, compress results of at least `min_bytes` UTF-8 bytes for tools matching `include` and not `exclude`, lossless views only if asked."
@@ -52,7 +52,7 @@ def _policy(base: Policy, obj, where: str) -> Policy:
         changes[_POLICY_KEYS[k]] = v
     return replace(base, **changes)
 
-# %% ../../nbs/55_mcp_gateway.ipynb #a33d8f97
+# %% ../../nbs/55_mcp_gateway.ipynb #085595be
 @dataclass(frozen=True)
 class UpstreamSpec:
     "One upstream MCP server: a stdio `command` (+ `args`, `env`, `cwd`) or a Streamable HTTP `url` (+ `headers`), and its policy."
@@ -121,7 +121,7 @@ def command_spec(argv: list[str]) -> UpstreamSpec:
     name = re.sub(r'[^A-Za-z0-9_-]+', '_', os.path.basename(pkg.rstrip('/')).split('@')[0]).strip('_') or 'upstream'
     return _server(name, {'command': argv[0], 'args': list(argv[1:])}, Policy())
 
-# %% ../../nbs/55_mcp_gateway.ipynb #63a398e0
+# %% ../../nbs/55_mcp_gateway.ipynb #ea8e2c41
 _NAME_BAD = re.compile(r'[^A-Za-z0-9_.-]')
 
 def exposed_name(server: str, tool: str, namespaced: bool) -> str:
@@ -131,7 +131,7 @@ def exposed_name(server: str, tool: str, namespaced: bool) -> str:
     digest = hashlib.sha256(f'{server}\0{tool}'.encode('utf-8', 'surrogatepass')).hexdigest()[:10]
     return _NAME_BAD.sub('_', name)[:117] + '_' + digest
 
-# %% ../../nbs/55_mcp_gateway.ipynb #c2057c53
+# %% ../../nbs/55_mcp_gateway.ipynb #ec9339a8
 def shrink_tool(tool: dict) -> dict:
     "Upstream `tool` (an MCP tool object) with its definition shrunk by the `toolschema` rules, or unchanged when the selection profile would change or nothing is saved."
     from caveman.toolschema import compress_envelope, selection_profile
@@ -144,7 +144,7 @@ def shrink_tool(tool: dict) -> dict:
         log.warning('gateway: tool %r served unshrunk', tool.get('name'), exc_info=True)
         return tool
 
-# %% ../../nbs/55_mcp_gateway.ipynb #c3578267
+# %% ../../nbs/55_mcp_gateway.ipynb #e93691e1
 def handle_line(handle: str) -> str:
     "The last line of a lossy view served outside `caveman_compress`: names the recovery handle and the tool that returns the original."
     return f'… caveman: original stored as {handle}; caveman_retrieve(recovery_handle="{handle}") returns it …'
@@ -203,7 +203,7 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
     if not used: return result, []
     return new, used
 
-# %% ../../nbs/55_mcp_gateway.ipynb #f672e691
+# %% ../../nbs/55_mcp_gateway.ipynb #ad4edc2c
 class _Loop:
     "An asyncio event loop on a daemon thread; `run(coro, timeout)` waits for a coroutine from any other thread."
     def __init__(self):
@@ -233,7 +233,7 @@ def _stderr_pump(name: str) -> 'io.TextIOBase':
     threading.Thread(target=pump, name=f'caveman-stderr-{name}', daemon=True).start()
     return os.fdopen(w, 'w')
 
-# %% ../../nbs/55_mcp_gateway.ipynb #34b17d3e
+# %% ../../nbs/55_mcp_gateway.ipynb #46c2438e
 def _import_sdk():
     "Import the SDK client modules on the calling thread, before any upstream task does: concurrent first imports of one package from several threads can deadlock on the import locks."
     import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.shared._httpx_utils, mcp.shared.exceptions, mcp.types, mcp_types  # noqa: F401
@@ -365,28 +365,39 @@ def _reason(e: BaseException) -> str:
     text = str(e).strip().splitlines()[0] if str(e).strip() else ''
     return f'{type(e).__name__}: {text}' if text else type(e).__name__
 
-# %% ../../nbs/55_mcp_gateway.ipynb #96df83d6
+# %% ../../nbs/55_mcp_gateway.ipynb #37a7b79d
 class Gateway:
     "The upstream servers behind one `caveman-mcp --config`: catalog, routing, forwarding and result compression."
-    def __init__(self, specs: list[UpstreamSpec], startup_timeout: float = STARTUP_TIMEOUT, catalog_wait: float = 10.0, on_change=None):
+    def __init__(self, specs: list[UpstreamSpec], startup_timeout: float = STARTUP_TIMEOUT, catalog_wait: float = 15.0, on_change=None):
         names = [s.name for s in specs]
         if len(set(names)) != len(names): raise ConfigError('two servers share a name')
-        _import_sdk()
         self._loop = _Loop()
         self.upstreams = [Upstream(s, self._loop, startup_timeout, self._up) for s in specs]
         self.namespaced, self.catalog_wait, self.on_change = len(specs) > 1, catalog_wait, on_change
         self._routes, self._catalog, self._catalog_key = {}, [], None
-        self._starting, self._deadline, self._served = [], 0.0, False
+        self._starting, self._deadline, self._served, self._booted = [], 0.0, False, threading.Event()
 
     def start(self, wait: bool = False) -> 'Gateway':
-        "Connect every upstream concurrently; with `wait`, return once each is up or down (bounded by the start-up timeout)."
+        "Import the SDK and connect every upstream concurrently, on a background thread (so the host's `initialize` is answered at once); with `wait`, return once each is up or down."
         self._deadline = time.monotonic() + self.catalog_wait
-        self._starting = [u.start() for u in self.upstreams]
+        def boot():
+            try: _import_sdk()
+            except Exception: log.exception('gateway: the MCP SDK client cannot be imported')
+            finally:
+                self._starting = [u.start() for u in self.upstreams]
+                self._booted.set()
+        threading.Thread(target=boot, name='caveman-gateway-boot', daemon=True).start()
         if wait: self._settle(None)
+        return self
+
+    def booted(self) -> 'Gateway':
+        "Wait until the SDK is imported and every upstream has begun connecting."
+        self._booted.wait()
         return self
 
     def _settle(self, deadline: float | None):
         "Wait for upstreams still starting, until `deadline` (monotonic seconds; None: until each is up or down)."
+        self.booted()
         for f in self._starting:
             try: f.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
             except Exception: pass
@@ -398,6 +409,7 @@ class Gateway:
 
     def close(self):
         "Stop every upstream session and the loop."
+        self._booted.wait(30)
         try: self._loop.run(asyncio.gather(*(u._close() for u in self.upstreams), return_exceptions=True), 15)
         except Exception: pass
         self._loop.close()
@@ -424,6 +436,7 @@ class Gateway:
 
     def call_tool(self, name: str, arguments, engine=None, progress=None, timeout: float | None = None) -> tuple[dict, list]:
         "Forward `tools/call` of exposed tool `name` (`progress(progress, total, message)` receives the upstream's progress); returns (MCP result dict, engine Results used). Raises `KeyError` for an unknown tool, `UpstreamUnavailable`, or the upstream's `MCPError`."
+        self.booted()
         route = self.route(name)
         if route is None: raise KeyError(name)
         up, tool, schema = route
@@ -438,6 +451,7 @@ class Gateway:
 
     def resources(self) -> tuple[list, list]:
         "The live upstreams' resources and resource templates, in config order."
+        self._settle(self._deadline)
         return [r for u in self.upstreams if u.state == 'up' for r in u.resources], [t for u in self.upstreams if u.state == 'up' for t in u.templates]
 
     def read_resource(self, uri: str) -> dict:
@@ -451,6 +465,7 @@ class Gateway:
 
     def prompts(self) -> list[dict]:
         "The live upstreams' prompts, namespaced like tools."
+        self._settle(self._deadline)
         return [{**p, 'name': exposed_name(u.name, p['name'], self.namespaced)} for u in self.upstreams if u.state == 'up' for p in u.prompts]
 
     def get_prompt(self, name: str, arguments=None) -> dict:
@@ -461,7 +476,7 @@ class Gateway:
                     return _plain(self._loop.run(u.call('get_prompt', p['name'], arguments)))
         raise KeyError(name)
 
-# %% ../../nbs/55_mcp_gateway.ipynb #679f86db
+# %% ../../nbs/55_mcp_gateway.ipynb #d5a00c91
 class LineWriter:
     "A binary stream wrapper for stdout shared by threads: the bytes each thread writes up to a newline go out as one locked write."
     def __init__(self, out):
@@ -476,14 +491,13 @@ class LineWriter:
         return len(data)
     def flush(self): pass
 
-# %% ../../nbs/55_mcp_gateway.ipynb #d2d23c31
+# %% ../../nbs/55_mcp_gateway.ipynb #ef072758
 GATEWAY_TOOLS = ('caveman_retrieve', 'caveman_stats')
 
 def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
     "A `dispatch(method, params)` serving `gateway`'s upstreams beside `caveman_retrieve`/`caveman_stats` of `tools`, falling back to `base`; `notify(message: dict)` sends a notification to the client."
     from caveman.mcp.tools import TOOL_DEFINITIONS, _error, _dumps, _utf8_len
     from caveman.mcp.jsonrpc import RpcError
-    from mcp.shared.exceptions import MCPError
     own = [d for d in TOOL_DEFINITIONS if d['name'] in GATEWAY_TOOLS]
     if notify is not None:
         gateway.on_change = lambda: notify({'jsonrpc': '2.0', 'method': 'notifications/tools/list_changed'})
@@ -491,6 +505,8 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
     def call(params: dict):
         name, args = params['name'], params.get('arguments')
         if name in GATEWAY_TOOLS: return tools.call(name, args)
+        from mcp.shared.exceptions import MCPError                    # imported by the gateway's boot thread by now
+        gateway.booted()
         token = (params.get('_meta') or {}).get('progressToken') if isinstance(params.get('_meta'), dict) else None
         progress = None
         if token is not None and notify is not None:
@@ -521,6 +537,8 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
         if method == 'prompts/list': return {'prompts': gateway.prompts()}
         if method in ('resources/read', 'prompts/get'):
             if not isinstance(params, dict): raise RpcError(-32602, f'invalid {method} params')
+            from mcp.shared.exceptions import MCPError
+            gateway.booted()
             try:
                 if method == 'resources/read': return gateway.read_resource(params.get('uri'))
                 return gateway.get_prompt(params.get('name'), params.get('arguments'))
