@@ -373,9 +373,10 @@ def capabilities(version: str) -> dict:
     return {'tools': {}, 'resources': {}} if has_feature(version, 'resources') else {'tools': {}}
 
 class McpMethods:
-    "The MCP methods over the five tools; `stateless_tools(identity) -> Tools` gives a 2026-07-28 request's tools, `on_ready(tools)` runs after a handshake or a discover."
-    def __init__(self, stateless_tools: Callable[[str], Tools], server_version: str, on_ready: Callable[[Tools], None] | None = None):
-        self.stateless_tools, self.on_ready = stateless_tools, on_ready
+    "The MCP methods over the five tools; `stateless_tools(identity) -> Tools` gives a 2026-07-28 request's tools, `on_ready(tools)` runs after a handshake or a discover; `stateless=False` offers the handshake era only."
+    def __init__(self, stateless_tools: Callable[[str], Tools], server_version: str, on_ready: Callable[[Tools], None] | None = None,
+                 stateless: bool = True):
+        self.stateless_tools, self.on_ready, self.stateless = stateless_tools, on_ready, stateless
         self.server_info = {'name': 'caveman', 'version': server_version}
 
     def initialize(self, params, session: Session) -> dict:
@@ -404,8 +405,9 @@ class McpMethods:
             if method == 'notifications/initialized' and self.on_ready: self.on_ready(session.tools)
             return NO_REPLY
         if method == 'initialize': return self.initialize(params, session)
-        meta = read_meta(params)
+        meta = read_meta(params) if self.stateless else None
         if meta is None:
+            if method == 'server/discover' and not self.stateless: raise method_not_found(method)
             if method == 'server/discover':
                 raise RpcError(INVALID_PARAMS, 'server/discover needs params._meta with io.modelcontextprotocol/protocolVersion '
                                                'and io.modelcontextprotocol/clientCapabilities (MCP 2026-07-28)')
