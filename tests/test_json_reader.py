@@ -1,0 +1,107 @@
+"""One lexical JSON reader (issue 10, class 5).
+
+- Structure: no module of the package parses JSON text except `caveman.jsonlex` (found by reading the
+  package's source with `ast`, not by trusting names).
+- Numbers: `1.50`, `1e9`, `-0` and a 30-digit integer come back spelled as in the source from every
+  reading path (compressor codec, tool-schema reader, TOON, JSON-RPC).
+- Duplicate member names are never collapsed silently: through the real `Engine`, every value of
+  every repeated member is still in the view — or the view says the record has duplicate names —
+  and a view that lost a value is never `method: minify` / `lossless_to_model: true`. The values are
+  found in the ORIGINAL by this test's own scanner (a regex over the member text), not by caveman.
+"""
+import ast, json, re
+from pathlib import Path
+
+import pytest
+
+import caveman
+from caveman import ccr
+from caveman.engine import Engine
+
+PACKAGE = Path(caveman.__file__).parent
+READERS = {('json', 'loads'), ('json', 'load'), ('json', 'JSONDecoder'), ('json', 'raw_decode')}
+# Files allowed to parse JSON themselves, and why. Everything else goes through caveman.jsonlex.
+ALLOWED = {
+    'jsonlex.py': 'the reader itself',
+    'ccr.py': "the store's own metadata column, written by the store with json.dumps (not a payload)",
+    'report.py': 'decodes single string-literal spans found by its own span scanner (owned by the report notebook)',
+}
+
+
+def json_parsers(path: Path) -> list[str]:
+    "`json.loads(` / `json.JSONDecoder(` / `.raw_decode(` calls and `from json import loads` in one source file."
+    tree, found = ast.parse(path.read_text()), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            f = node.func
+            base = f.value.id if isinstance(f.value, ast.Name) else ''
+            if (base, f.attr) in READERS or f.attr == 'raw_decode': found.append(f'{path.name}:{node.lineno} {base}.{f.attr}')
+        if isinstance(node, ast.ImportFrom) and node.module in ('json', 'json.decoder'):
+            found += [f'{path.name}:{node.lineno} from json import {a.name}' for a in node.names if a.name in ('loads', 'load', 'JSONDecoder')]
+    return found
+
+
+def test_one_json_reader_in_the_package():
+    offenders = [hit for p in sorted(PACKAGE.rglob('*.py')) if p.name not in ALLOWED and p.name != '_modidx.py'
+                 for hit in json_parsers(p)]
+    assert offenders == []
+    assert json_parsers(PACKAGE / 'jsonlex.py')                          # the reader does parse JSON (the scan works)
+
+
+def test_numbers_keep_their_spelling_on_every_path():
+    from caveman.jsonlex import loads_lexical, dumps_lexical
+    from caveman.compressors.base import loads_lexical as compressor_reader
+    from caveman.toolschema import loads_typed, dumps_compact
+    from caveman.toon import parse_json
+    from caveman.mcp.jsonrpc import decode_json
+    src = '[1.50,1e9,-0,123456789012345678901234567890,2.5]'
+    assert compressor_reader is loads_lexical                          # one reader, re-exported, not a second one
+    assert dumps_lexical(loads_lexical(src)) == src
+    assert dumps_compact(loads_typed(src)) == src
+    assert [str(v) for v in parse_json(src)] == ['1.50', '1E+9', '0', '123456789012345678901234567890', '2.5']  # exact values
+    assert [getattr(v, 'lexeme', None) or repr(v) for v in decode_json(src)] == ['1.50', '1e9', '-0', '123456789012345678901234567890', '2.5']
+
+
+DUP_RECORD = '{"id":1,"tag":"urgent","tag":"later"}'
+
+def member_values(text: str, name: str) -> list[str]:
+    "Every string value of member `name` in JSON text (this test's own scanner)."
+    return re.findall(r'"%s"\s*:\s*"([^"\\]*)"' % re.escape(name), text)
+
+def documents() -> dict[str, bytes]:
+    rows = [{'id': i, 'tag': 'ok', 'note': f'routine check {i} passed'} for i in range(150)]
+    big = json.dumps(rows, indent=2)
+    big = big.replace('"tag": "ok"', '"tag": "urgent", "tag": "later"', 1)              # one record, early
+    nested = json.dumps({'jobs': [{'id': i, 'meta': {'state': 'done'}} for i in range(80)]}, indent=1)
+    nested = nested.replace('"state": "done"', '"state": "failed", "state": "done"', 1)
+    return {'small': ('  ' + DUP_RECORD + '\n').encode(), 'pretty': json.dumps({'id': 1}, indent=4)[:-2].encode()
+            + b',\n    "tag": "urgent",\n    "tag": "later"\n}', 'array': big.encode(), 'nested': nested.encode()}
+
+@pytest.mark.parametrize('name', list(documents()))
+def test_duplicate_member_names_are_never_collapsed_silently(name):
+    data = documents()[name]
+    text = data.decode()
+    member = 'state' if name == 'nested' else 'tag'
+    values = set(member_values(text, member))
+    e = Engine(ccr.open_store(':memory:'))
+    for query in ('', member):
+        r = e.compress(data, query=query)
+        view = r.output.decode('utf-8', 'replace')
+        lost = {v for v in values if v not in set(member_values(view, member))}
+        if lost:
+            assert 'duplicate' in view.lower(), (name, lost, view[:300])
+            assert r.method != 'minify' and r.lossless_to_model is not True, r.to_dict()
+        if r.lossless_to_model is True: assert not lost
+        if r.recovery_handle: assert e.retrieve(r.recovery_handle) == data
+
+
+def test_readers_refuse_or_keep_duplicates_explicitly():
+    from caveman.jsonlex import loads_lexical, DuplicateNameError
+    from caveman.toolschema import loads_typed
+    from caveman.toon import ToonError, parse_json
+    with pytest.raises(DuplicateNameError): loads_lexical(DUP_RECORD)
+    with pytest.raises(ValueError): loads_typed(DUP_RECORD)
+    with pytest.raises(ToonError): parse_json(DUP_RECORD)
+    assert loads_lexical(DUP_RECORD, duplicates='last') == {'id': 1, 'tag': 'later'}      # only when asked
+    from caveman.detect import detect
+    assert detect(DUP_RECORD.encode()) == 'json'                      # still JSON to detection
