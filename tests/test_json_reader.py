@@ -92,6 +92,8 @@ def test_duplicate_member_names_are_never_collapsed_silently(name):
             assert 'duplicate' in view.lower(), (name, lost, view[:300])
             assert r.method != 'minify' and r.lossless_to_model is not True, r.to_dict()
         if r.lossless_to_model is True: assert not lost
+        if name in ('array', 'nested'):                       # one odd record does not cost the whole document its compression
+            assert r.recovery_handle and r.tokens_after < r.tokens_before / 2, r.to_dict()
         if r.recovery_handle: assert e.retrieve(r.recovery_handle) == data
 
 
