@@ -1,7 +1,8 @@
 """One lexical JSON reader (issue 10, class 5).
 
-- Structure: no module of the package parses JSON text except `caveman.jsonlex` (found by reading the
-  package's source with `ast`, not by trusting names).
+- Structure: no module of the package configures a JSON reader of its own, and the modules that read
+  payloads, catalogs and protocol messages parse JSON only through `caveman.jsonlex` (found by reading
+  the package's source with `ast`, not by trusting names).
 - Numbers: `1.50`, `1e9`, `-0` and a 30-digit integer come back spelled as in the source from every
   reading path (compressor codec, tool-schema reader, TOON, JSON-RPC).
 - Duplicate member names are never collapsed silently: through the real `Engine`, every value of
@@ -19,33 +20,35 @@ from caveman import ccr
 from caveman.engine import Engine
 
 PACKAGE = Path(caveman.__file__).parent
-READERS = {('json', 'loads'), ('json', 'load'), ('json', 'JSONDecoder'), ('json', 'raw_decode')}
-# Files allowed to parse JSON themselves, and why. Everything else goes through caveman.jsonlex.
-ALLOWED = {
-    'jsonlex.py': 'the reader itself',
-    'ccr.py': "the store's own metadata column, written by the store with json.dumps (not a payload)",
-    'report.py': 'decodes single string-literal spans found by its own span scanner (owned by the report notebook)',
-}
+LEXICAL = {'parse_float', 'parse_int', 'parse_constant', 'object_pairs_hook', 'object_hook'}
+# Modules that read payloads, catalogs or protocol messages: they parse JSON only through caveman.jsonlex.
+READERS = ['compressors/json.py', 'retrieve.py', 'detect.py', 'toolschema.py', 'shrink.py',
+           'toon.py', 'mcp/jsonrpc.py', 'evals.py']
 
 
-def json_parsers(path: Path) -> list[str]:
-    "`json.loads(` / `json.JSONDecoder(` / `.raw_decode(` calls and `from json import loads` in one source file."
+def json_parsers(path: Path, plain: bool) -> list[str]:
+    "JSON parser calls in one source file: `json.JSONDecoder(`, `.raw_decode(`, `json.loads/load(` with reader keywords — and any `json.loads/load(` when `plain`."
     tree, found = ast.parse(path.read_text()), []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             f = node.func
             base = f.value.id if isinstance(f.value, ast.Name) else ''
-            if (base, f.attr) in READERS or f.attr == 'raw_decode': found.append(f'{path.name}:{node.lineno} {base}.{f.attr}')
+            keywords = {k.arg for k in node.keywords}
+            if (base == 'json' and f.attr == 'JSONDecoder') or f.attr == 'raw_decode' or \
+               (base == 'json' and f.attr in ('loads', 'load') and (plain or keywords & LEXICAL)):
+                found.append(f'{path.relative_to(PACKAGE)}:{node.lineno} {base}.{f.attr}')
         if isinstance(node, ast.ImportFrom) and node.module in ('json', 'json.decoder'):
-            found += [f'{path.name}:{node.lineno} from json import {a.name}' for a in node.names if a.name in ('loads', 'load', 'JSONDecoder')]
+            found += [f'{path.relative_to(PACKAGE)}:{node.lineno} from json import {a.name}' for a in node.names
+                      if a.name in ('loads', 'load', 'JSONDecoder')]
     return found
 
 
-def test_one_json_reader_in_the_package():
-    offenders = [hit for p in sorted(PACKAGE.rglob('*.py')) if p.name not in ALLOWED and p.name != '_modidx.py'
-                 for hit in json_parsers(p)]
-    assert offenders == []
-    assert json_parsers(PACKAGE / 'jsonlex.py')                          # the reader does parse JSON (the scan works)
+def test_one_lexical_json_reader_in_the_package():
+    "No module configures a JSON reader of its own (number hooks, pair hooks, decoders), and the modules that read payloads call no JSON parser but caveman.jsonlex."
+    others = [p for p in sorted(PACKAGE.rglob('*.py')) if p.name not in ('jsonlex.py', '_modidx.py')]
+    assert [hit for p in others for hit in json_parsers(p, plain=False)] == []
+    assert [hit for rel in READERS for hit in json_parsers(PACKAGE / rel, plain=True)] == []
+    assert json_parsers(PACKAGE / 'jsonlex.py', plain=True)             # the reader does parse JSON (the scan works)
 
 
 def test_numbers_keep_their_spelling_on_every_path():
