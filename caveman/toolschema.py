@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'WHOLE_DESCRIPTION_BYTES', 'DROP_KEYWORDS', 'VERBATIM_KEYWORDS',
            'NAME_MAPS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'MCP_DEFAULTS', 'COMPRESSOR', 'ANNOTATION_KEYWORDS',
-           'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_lexical',
+           'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_typed',
            'dumps_compact', 'extract_tools', 'selection_profile', 'split_sentences', 'cap_lead', 'reduce_description',
            'compress_schema', 'compress_envelope', 'compress_document', 'compress_toolschema', 'strip_annotations']
 
@@ -13,6 +13,7 @@ __all__ = ['CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'WHOLE_DESCRIPTI
 import json, re
 from json.decoder import scanstring
 from .compressors.base import Compressor
+from .jsonlex import loads_lexical
 
 class JSONInt(int):
     "A JSON integer that remembers its source lexeme (`-0`, a 30-digit id), so `dumps_compact` never respells it (SPEC §14.6)."
@@ -27,20 +28,12 @@ class JSONFloat(float):
         obj = super().__new__(cls, lexeme); obj.lexeme = lexeme
         return obj
 
-def _object_no_duplicates(pairs):
-    obj = {}
-    for k, v in pairs:
-        if k in obj: raise ValueError(f'duplicate object key {k!r}')
-        obj[k] = v
-    return obj
+def _typed_number(lexeme: str):
+    return JSONFloat(lexeme) if '.' in lexeme or 'e' in lexeme or 'E' in lexeme else JSONInt(lexeme)
 
-def _not_json(name): raise ValueError(f'{name} is not JSON')
-
-def loads_lexical(data: bytes | str):
-    "Parse exactly one JSON value (UTF-8 bytes or text), numbers as `JSONInt`/`JSONFloat`; raises `ValueError` on bad UTF-8, malformed JSON, trailing values, NaN/Infinity or a duplicate key."
-    if isinstance(data, (bytes, bytearray)): data = bytes(data).decode('utf-8')
-    try: return json.loads(data, parse_float=JSONFloat, parse_int=JSONInt, parse_constant=_not_json,
-                           object_pairs_hook=_object_no_duplicates)
+def loads_typed(data: bytes | str):
+    "Parse exactly one JSON value (UTF-8 bytes or text) with the package's reader `caveman.jsonlex.loads_lexical`, numbers as `JSONInt`/`JSONFloat`; raises `ValueError` on bad UTF-8, malformed JSON, trailing values, NaN/Infinity, a repeated member name or nesting too deep."
+    try: return loads_lexical(data, numbers=_typed_number)
     except RecursionError: raise ValueError('JSON nested too deeply') from None
 
 # %% ../nbs/40_toolschema.ipynb #ef14568b
@@ -60,9 +53,9 @@ def dumps_compact(value) -> str:
 
 # %% ../nbs/40_toolschema.ipynb #6f049f2c
 def extract_tools(catalog: bytes | str | object) -> list[dict]:
-    "The named tool objects of a catalog (JSON bytes/text, parsed by `loads_lexical`, or a parsed value), in order; an OpenAI item yields its `function` object. Raises `ValueError`: `not valid JSON: …`, `unsupported catalog shape`, `no named tools found` (reference §8.1)."
+    "The named tool objects of a catalog (JSON bytes/text, parsed by `loads_typed`, or a parsed value), in order; an OpenAI item yields its `function` object. Raises `ValueError`: `not valid JSON: …`, `unsupported catalog shape`, `no named tools found` (reference §8.1)."
     if isinstance(catalog, (bytes, bytearray, str)):
-        try: catalog = loads_lexical(catalog)
+        try: catalog = loads_typed(catalog)
         except ValueError as e: raise ValueError(f'not valid JSON: {e}') from None
     if isinstance(catalog, dict):
         if 'jsonrpc' in catalog and isinstance(catalog.get('result'), dict): catalog = catalog['result']
@@ -246,7 +239,7 @@ def compress_document(doc):
 # %% ../nbs/40_toolschema.ipynb #30054e7a
 def compress_toolschema(body: bytes, query: str = '') -> bytes | None:
     "A tool catalog (JSON bytes) compressed to compact UTF-8 JSON with key order and number spelling kept; `None` for malformed input or trailing values (reference §8.3, SPEC §10, §14.6). Idempotent."
-    try: return dumps_compact(compress_document(loads_lexical(body))).encode('utf-8')
+    try: return dumps_compact(compress_document(loads_typed(body))).encode('utf-8')
     except (ValueError, RecursionError): return None
 
 COMPRESSOR = Compressor('toolschema', compress_toolschema, method='toolschema')
@@ -319,7 +312,7 @@ def _strip_envelope(text: str, i: int, cuts: list):
 
 # %% ../nbs/40_toolschema.ipynb #faf09ab1
 def _valid_json(text: str) -> bool:
-    try: json.loads(text, parse_constant=_not_json); return True
+    try: loads_lexical(text, numbers=str, duplicates='last'); return True
     except (ValueError, RecursionError): return False
 
 def strip_annotations(body: bytes, query: str = '') -> bytes | None:

@@ -4,13 +4,12 @@
 
 # %% auto #0
 __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES', 'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS',
-           'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'NUM_OPEN', 'NUM_CLOSE', 'MAX_UNIT_FIELDS',
-           'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'split_lines',
-           'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'is_caveman_view', 'dropped_runs',
-           'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'guard_or', 'credential_name',
-           'summary_budget', 'summarize_elided', 'loads_lexical', 'dumps_lexical', 'json_bytes', 'json_scalar_text',
-           'json_number', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line',
-           'elide_runs', 'query_fill']
+           'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX',
+           'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'split_lines', 'join_lines',
+           'crlf_majority', 'synth_line', 'elision_marker', 'is_caveman_view', 'dropped_runs', 'redundancy_profile',
+           'redundancy_profiles', 'keep_non_redundant', 'guard_or', 'credential_name', 'summary_budget',
+           'summarize_elided', 'json_scalar_text', 'json_number', 'json_fields', 'logfmt_fields', 'log_fields',
+           'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -393,44 +392,7 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
 
 # %% ../../nbs/10_compressors_base.ipynb #6d513114
 import json
-try: from _json import make_encoder as _c_make_encoder, encode_basestring as _c_encode_str
-except ImportError: _c_make_encoder = None
-
-NUM_OPEN, NUM_CLOSE = '\ufdd0', '\ufdd1'
-_SENTINEL_ESCAPE = re.compile(r'\\u[fF][dD][dD][01]')
-_MINUS_ZERO = re.compile(r'-0(?![0-9.eE])')
-
-def _lexeme(s: str) -> str: return NUM_OPEN + s + NUM_CLOSE
-def _float_or_lexeme(s: str):
-    f = float(s)
-    return f if repr(f) == s else NUM_OPEN + s + NUM_CLOSE
-def _int_or_lexeme(s: str): return NUM_OPEN + s + NUM_CLOSE if s == '-0' or len(s) > 4000 else int(s)
-def _long_int_or_int(s: str): return NUM_OPEN + s + NUM_CLOSE if len(s) > 4000 else int(s)  # past Python's int-string limit: kept as its lexeme
-def _no_constant(s: str): raise ValueError(f'{s} is not JSON')
-
-_decode = json.JSONDecoder(parse_float=_float_or_lexeme, parse_int=_long_int_or_int, parse_constant=_no_constant).decode
-_decode_minus_zero = json.JSONDecoder(parse_float=_float_or_lexeme, parse_int=_int_or_lexeme, parse_constant=_no_constant).decode
-
-def loads_lexical(text: str):
-    "Parse one JSON value keeping every number's spelling (see `json_scalar_text`); raises `ValueError` on malformed JSON, trailing data, NaN/Infinity or caveman's sentinel characters."
-    if NUM_OPEN in text or NUM_CLOSE in text or ('\\u' in text and _SENTINEL_ESCAPE.search(text)):
-        raise ValueError("the document contains caveman's number sentinels U+FDD0/U+FDD1")
-    return (_decode_minus_zero if '-0' in text and _MINUS_ZERO.search(text) else _decode)(text)
-
-def _not_json(o): raise TypeError(f'{type(o).__name__} is not JSON')
-_encode = _c_make_encoder(None, _not_json, _c_encode_str, None, ':', ',', True, False, False) if _c_make_encoder else None
-
-def dumps_lexical(value) -> str:
-    "Compact JSON text (sorted keys, raw non-ASCII) of a tree from `loads_lexical`, numbers spelled as in the source; lone surrogates stay in the str (see `json_bytes`)."
-    if _encode is not None:
-        if type(value) is str and value[:1] != NUM_OPEN: return _c_encode_str(value)
-        s = ''.join(_encode(value, 0))
-    else: s = json.dumps(value, separators=(',', ':'), sort_keys=True, ensure_ascii=False, allow_nan=False, check_circular=False)
-    return s.replace('"' + NUM_OPEN, '').replace(NUM_CLOSE + '"', '') if NUM_OPEN in s else s
-
-def json_bytes(text: str) -> bytes:
-    "UTF-8 bytes of JSON text from `dumps_lexical`; a lone surrogate (only possible inside a string) is written as its `\\uXXXX` escape, so the output is valid UTF-8 and the same JSON."
-    return text.encode('utf-8', 'backslashreplace')
+from ..jsonlex import NUM_OPEN, NUM_CLOSE, DuplicateNameError, loads_lexical, dumps_lexical, json_bytes
 
 # %% ../../nbs/10_compressors_base.ipynb #a9feecfc
 def json_scalar_text(v) -> str | None:
