@@ -7,8 +7,9 @@ __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'W
            'VERBATIM_KEYWORDS', 'NAME_MAPS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'COMPRESSOR', 'ANNOTATION_KEYWORDS',
            'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_lexical',
            'dumps_compact', 'extract_tools', 'selection_profile', 'example_spans', 'is_fact', 'split_sentences',
-           'cap_lead', 'tidy_lines', 'restates_schema', 'reduce_description', 'same_under_default_dialect',
-           'compress_schema', 'compress_envelope', 'compress_document', 'compress_toolschema', 'strip_annotations']
+           'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples', 'reduce_description',
+           'same_under_default_dialect', 'property_names', 'compress_schema', 'compress_envelope', 'compress_document',
+           'compress_toolschema', 'strip_annotations']
 
 # %% ../nbs/40_toolschema.ipynb #c97d905a
 import json, re
@@ -157,12 +158,12 @@ _QUOTED = regex.compile(r"""(?<![\p{L}\p{N}])'[^'\n]{1,60}'(?![\p{L}\p{N}])|"[^"
 _EXAMPLE_LEAD = regex.compile(r'(?:such\s+as|e\.\s?g\.|for\s+example|for\s+instance|example|like|例如|比如|如|例えば|例|예를\s+들어|예)\s*[:：,，]?\s*(?=[\[{])', regex.I)
 _CLOSE = {'[': ']', '{': '}'}
 
-def example_spans(text: str) -> list[tuple[int, int]]:
-    "`(start, end)` character spans of the bracketed/braced example literals of `text` (after *such as*, *e.g.*, 例如, …), brackets matched; an unclosed one runs to the end."
-    spans = []
+def _examples(text: str) -> list[tuple[int, int, int]]:
+    "`(lead_start, start, end)` of each example literal: where its *such as* / *e.g.* / 例如 begins, and the literal's span."
+    found = []
     for m in _EXAMPLE_LEAD.finditer(text):
         i = m.end()
-        if spans and i < spans[-1][1]: continue
+        if found and i < found[-1][2]: continue
         stack, j = [], i
         while j < len(text):
             c = text[j]
@@ -171,8 +172,12 @@ def example_spans(text: str) -> list[tuple[int, int]]:
                 stack.pop()
                 if not stack: break
             j += 1
-        spans.append((i, min(j + 1, len(text))))
-    return spans
+        found.append((m.start(), i, min(j + 1, len(text))))
+    return found
+
+def example_spans(text: str) -> list[tuple[int, int]]:
+    "`(start, end)` character spans of the bracketed/braced example literals of `text` (after *such as*, *e.g.*, 例如, …), brackets matched; an unclosed one runs to the end."
+    return [(a, b) for _, a, b in _examples(text)]
 
 def _without_examples(text: str) -> str:
     for a, b in reversed(example_spans(text)): text = text[:a] + ' ' + text[b:]
@@ -292,6 +297,17 @@ def restates_schema(item: str, params: dict) -> bool:
     return _content_words(f'{m[2] or ""} {m[3]}') <= known
 
 # %% ../nbs/40_toolschema.ipynb #d01b168d
+_EXAMPLE_KEY = regex.compile(r'["\']?([A-Za-z_]\w*)["\']?\s*:(?!//)')
+
+def strip_schema_examples(text: str, names) -> str:
+    "`text` without the example literals (and their *such as* lead-in) whose keys are all parameter `names` of the tool."
+    for lead, a, b in reversed(_examples(text)):
+        keys = _EXAMPLE_KEY.findall(text[a:b])
+        if keys and all(k in names for k in keys):
+            text = text[:lead].rstrip(' ,，:：') + text[b:]
+    return text
+
+# %% ../nbs/40_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
     "The units (list items, sentences) of tidied `lines`, each with its context `parent`: a list item's header or parent item, a back-referring sentence's predecessor."
     units = []
@@ -331,6 +347,8 @@ def reduce_description(text: str, names=(), params: dict | None = None) -> str:
     units[0]['keep'] = True
     for u in reversed(units):           # context: what a kept unit refers back to, transitively
         if u['keep'] and u['parent'] is not None: u['parent']['keep'] = True
+    for u in units:
+        if u['keep']: u['text'] = strip_schema_examples(u['text'], names)
     if not units[0]['fact']: units[0]['text'] = cap_lead(units[0]['text'])
     out = ''
     for u in units:
@@ -399,10 +417,23 @@ def same_under_default_dialect(schema: dict) -> bool:
     return d == 2020 or not _differing(schema, d < 2019)
 
 # %% ../nbs/40_toolschema.ipynb #c2e72d42
+def property_names(schema) -> set[str]:
+    "Every property name anywhere in a parsed schema (the keys of every `properties` object), the names a description may refer to."
+    found = set()
+    if isinstance(schema, dict):
+        for k, v in schema.items():
+            if k in ('enum', 'const', 'default', 'examples', 'example', 'required'): continue
+            if k == 'properties' and isinstance(v, dict): found |= set(v)
+            found |= property_names(v)
+    elif isinstance(schema, list):
+        for v in schema: found |= property_names(v)
+    return found
+
+# %% ../nbs/40_toolschema.ipynb #7bcd30cf
 def compress_schema(schema, _targets=None, _path: tuple = (), _names: tuple = ()):
     "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference) and descriptions reduced; `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
-    if _targets is None: _targets = _ref_targets(schema)
-    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),)) for i, v in enumerate(schema)]
+    if _targets is None: _targets, _names = _ref_targets(schema), tuple(property_names(schema))
+    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
     out = {}
     for key, value in schema.items():
@@ -410,12 +441,11 @@ def compress_schema(schema, _targets=None, _path: tuple = (), _names: tuple = ()
         if key == '$schema' and not same_under_default_dialect(schema): out[key] = value; continue
         if key in DROP_KEYWORDS and not _ref_needs(_path, key, _targets): continue
         if key == 'description' and isinstance(value, str):
-            props = schema.get('properties') if isinstance(schema.get('properties'), dict) else {}
-            out[key] = reduce_description(value, names=(*_names, *props))
+            out[key] = reduce_description(value, names=_names)
         elif key in VERBATIM_KEYWORDS: out[key] = value
         elif key in NAME_MAPS and isinstance(value, dict):
-            out[key] = {name: compress_schema(sub, _targets, here + (name,), tuple(value) if key == 'properties' else ()) for name, sub in value.items()}
-        else: out[key] = compress_schema(value, _targets, here)
+            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names) for name, sub in value.items()}
+        else: out[key] = compress_schema(value, _targets, here, _names)
     return out
 
 # %% ../nbs/40_toolschema.ipynb #07f846ed
@@ -432,7 +462,7 @@ def compress_envelope(tool):
     for key, value in tool.items():
         if key in SCHEMA_KEYS: out[key] = compress_schema(value)
         elif key == 'function': out[key] = compress_envelope(value)
-        elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, params=params)
+        elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, names=property_names(schema), params=params)
         else: out[key] = value
     return out
 
