@@ -774,6 +774,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'caveman.toolschema._dump_str': ('toolschema.html#_dump_str', 'caveman/toolschema.py'),
                                     'caveman.toolschema._examples': ('toolschema.html#_examples', 'caveman/toolschema.py'),
                                     'caveman.toolschema._mentions': ('toolschema.html#_mentions', 'caveman/toolschema.py'),
+                                    'caveman.toolschema._names_pattern': ('toolschema.html#_names_pattern', 'caveman/toolschema.py'),
                                     'caveman.toolschema._not_json': ('toolschema.html#_not_json', 'caveman/toolschema.py'),
                                     'caveman.toolschema._object_members': ('toolschema.html#_object_members', 'caveman/toolschema.py'),
                                     'caveman.toolschema._object_no_duplicates': ( 'toolschema.html#_object_no_duplicates',

@@ -183,9 +183,15 @@ def _without_examples(text: str) -> str:
     for a, b in reversed(example_spans(text)): text = text[:a] + ' ' + text[b:]
     return text
 
+@lru_cache(maxsize=512)
+def _names_pattern(names: frozenset):
+    long = sorted((n for n in names if len(n) >= 3), key=len, reverse=True)
+    return regex.compile(r'(?<![\p{L}\p{N}_])(?:' + '|'.join(map(regex.escape, long)) + r')(?![\p{L}\p{N}_])') if long else None
+
 def _mentions(text: str, names) -> bool:
     "Whether `text` names one of the parameter `names` as a whole word (names of at least 3 characters)."
-    return any(len(n) >= 3 and regex.search(r'(?<![\p{L}\p{N}_])' + regex.escape(n) + r'(?![\p{L}\p{N}_])', text) for n in names)
+    pattern = _names_pattern(frozenset(names))
+    return bool(pattern and pattern.search(text))
 
 def is_fact(unit: str, names=()) -> bool:
     "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals."
@@ -203,7 +209,9 @@ def _abbreviation_before(text: str, dot: int) -> bool:
     word = text[start:dot].lower().strip('.')
     return bool(word) and (len(word) == 1 or '.' in word or word in ABBREVIATIONS)
 
-def _starts_sentence(c: str) -> bool: return c.isupper() or bool(regex.match(r'[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]', c))
+_CJK_LETTER = regex.compile(r'[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]')
+
+def _starts_sentence(c: str) -> bool: return c.isupper() or bool(_CJK_LETTER.match(c))
 
 def split_sentences(text: str) -> list[str]:
     "Sentences of `text`: split at `.` + whitespace + an uppercase or CJK letter unless the word before the dot is an abbreviation, and after `。！？` (reference §8.3)."
@@ -261,6 +269,7 @@ _EMPHASIS = regex.compile(r'(\*\*|__)(?=\S)(.+?)(?<=\S)\1')
 _HEADING = regex.compile(r'^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$')
 _RULE = regex.compile(r'^\s*([-*_])(?:\s*\1){2,}\s*$')
 _BULLET = regex.compile(r'^(\s*)[*+•](?=\s)')
+_INDENT, _SPACES = regex.compile(r'[ \t]*'), regex.compile(r'[ \t\u00a0]+')
 
 def tidy_lines(text: str) -> list[tuple[str, bool]]:
     "`(line, starts_paragraph)` for each non-blank line of `text` after Markdown decoration and redundant whitespace are removed; indentation kept (tabs as two spaces)."
@@ -268,8 +277,8 @@ def tidy_lines(text: str) -> list[tuple[str, bool]]:
     for line in text.replace('\r\n', '\n').replace('\r', '\n').split('\n'):
         if not line.strip() or _RULE.match(line):
             para = True; continue
-        indent = regex.match(r'[ \t]*', line)[0].replace('\t', '  ')
-        body = regex.sub(r'[ \t\u00a0]+', ' ', line.strip())
+        indent = _INDENT.match(line)[0].replace('\t', '  ')
+        body = _SPACES.sub(' ', line.strip())
         if (m := _HEADING.match(body)): body = m[1]
         body = _BULLET.sub(r'\1-', _EMPHASIS.sub(r'\2', body))
         out.append((indent + body, para)); para = False
