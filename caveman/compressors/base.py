@@ -9,9 +9,9 @@ __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIEL
            'Compressed', 'Compressor', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line', 'elision_marker',
            'is_caveman_view', 'dropped_runs', 'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant',
            'guard_or', 'summary_string', 'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time',
-           'summary_budget', 'summarize_elided', 'loads_lexical', 'dumps_lexical', 'json_bytes', 'json_scalar_text',
-           'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding',
-           'contract_line', 'elide_runs', 'query_fill']
+           'value_order', 'summary_budget', 'summarize_elided', 'loads_lexical', 'dumps_lexical', 'json_bytes',
+           'json_scalar_text', 'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields',
+           'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -324,7 +324,7 @@ def iso_time(v: str) -> datetime | None:
     try: return datetime.fromisoformat(v)
     except ValueError: return None
 
-def _order(lit: str):
+def value_order(lit: str):
     "`(kind, key)` ordering a value literal: 'n' a JSON number, 's' a string spelling a finite number, 't'/'u' an ISO-8601 time with/without zone; None if unordered."
     c = lit[:1]
     if c == '"':
@@ -352,7 +352,7 @@ class _Field:
         if v is OPAQUE or v == OPAQUE: self.spoiled = True; return
         if v != self.first: self.constant = False
         if self.kind is not None:
-            o = _order(v)
+            o = value_order(v)
             if o is None or (self.kind and o[0] != self.kind): self.kind = None
             elif not self.kind: self.kind, self.lo, self.hi, self.lo_s, self.hi_s = o[0], o[1], o[1], v, v
             else:
