@@ -176,6 +176,17 @@ def test_corpus_views_state_no_false_claim(path):
     assert false_claims(data, out, ct) == []
 
 
+def test_the_corpus_exercises_every_kind_of_claim():
+    "The corpus run above is not vacuous: the checker recomputed claims of every kind."
+    _truth.CHECKED.clear()
+    for path in corpus_files():
+        data = path.read_bytes()
+        out, ct = view_of(data)
+        false_claims(data, out, ct)
+    assert all(_truth.CHECKED.get(k, 0) >= 2 for k in ('const', 'range', 'enum', 'bounded', 'dense')), _truth.CHECKED
+    assert sum(_truth.CHECKED.values()) > 100, _truth.CHECKED
+
+
 def _records(draw_rng: random.Random, n: int) -> list:
     pools = {'s': ['ok', 'failed', 'ok state=closed', 'true', '5', '', 'absent', 'x; y'],
              'v': [1, 5, '5', True, 'true', None, 1.50, -0.0, 1e300, '2020-01-01T00:00:00Z', '2020-01-02', 'NaN', '0.1.0'],
