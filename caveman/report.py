@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY', 'LINE_UNITS', 'HIGHLIGHT', 'CSS', 'PAGE_CSS', 'Marker', 'parse_marker',
            'is_contract', 'json_marker', 'Claim', 'parse_invariants', 'check_claims', 'Run', 'Alignment', 'align_lines',
-           'scan_json', 'indent_json', 'align_json', 'align', 'describe', 'claims_html', 'runs_html', 'report_html']
+           'scan_json', 'indent_json', 'align_json', 'page_text', 'align', 'describe', 'claims_html', 'runs_html',
+           'report_html']
 
 # %% ../nbs/62_report.ipynb #a07ff9f9
 import re
@@ -222,6 +223,7 @@ class Alignment:
     runs: list[Run]
     exact: bool = True
     reindented: bool = False
+    rendered: bool = False    # the original shown is the text extracted from an HTML page, not its markup
 
     @property
     def elided(self) -> list[Run]: return [r for r in self.runs if r.kind == 'elided']
@@ -479,7 +481,8 @@ def align_json(original: str, view: str) -> Alignment:
 
 # %% ../nbs/62_report.ipynb #2bf8c3c2
 import csv, io
-from .compressors.base import log_fields, row_fields
+from .compressors.base import log_fields, row_fields, MAX_SIGNAL_CHARS
+from .compressors.html import parse_clean, main_content, render_text, page_title
 from .detect import parse_table
 
 def _row_units(original: str, text: str) -> list | None:
@@ -490,6 +493,12 @@ def _row_units(original: str, text: str) -> list | None:
     else: rows = [r for r in csv.reader(io.StringIO(text, newline=''), delimiter=table.delimiter) if r]
     return [row_fields(header, r) for r in rows]
 
+def _signal_holds(c: Claim, lines: list[str]) -> bool:
+    first = c.value
+    cut = len(first) == MAX_SIGNAL_CHARS + 1 and first.endswith('…')
+    texts = [l.rstrip('\r') for l in lines]
+    return 1 <= c.distinct <= len(texts) and any(t.startswith(first[:-1]) if cut else t == first for t in texts)
+
 def _check_line_claims(a: Alignment, content_type: str):
     for r in a.elided:
         if not r.claims or r.original is None: continue
@@ -499,6 +508,16 @@ def _check_line_claims(a: Alignment, content_type: str):
         elif r.marker.unit == 'rows': units = _row_units(a.original, text)
         else: units = None
         if units: check_claims(r.claims, units)
+        for c in r.claims:
+            if c.kind == 'signals': c.holds = _signal_holds(c, text.split('\n')[:r.marker.count] if r.marker.count else text.split('\n'))
+
+def page_text(original: str) -> str | None:
+    "The text the `html` compressor reads from a page (str): its main content rendered, the title first unless the content opens with it; None when it finds none."
+    doc = parse_clean(original.encode('utf-8', 'surrogatepass'))
+    node = main_content(doc) if doc is not None else None
+    if node is None: return None
+    text, title = render_text(node), page_title(doc)
+    return '# ' + title + '\n\n' + text if title and title.encode() not in text.encode()[:400] else text
 
 def _text(data: bytes | str) -> str: return data if isinstance(data, str) else bytes(data).decode('utf-8', 'replace')
 
@@ -507,7 +526,10 @@ def align(original: bytes | str, view: bytes | str, content_type: str = '') -> A
     o, v = _text(original), _text(view)
     if o == v: return Alignment(o, v, [Run('kept', (0, len(v)), (0, len(o)))] if o else [])
     if content_type == 'html':   # text rendered from the page: its markers count sections of that text, not of the HTML
-        return Alignment(o, v, [Run('rewritten', (0, len(v)), (0, len(o)))], exact=False)
+        text = page_text(o)
+        if text is None: return Alignment(o, v, [Run('rewritten', (0, len(v)), (0, len(o)))], exact=False)
+        a = align_lines(text, v, 'text'); a.rendered = True
+        return a
     if v.lstrip()[:1] in ('{', '[') and (MARKER_KEY in v or content_type == 'json'):   # a minified JSON view has no marker
         try: return align_json(o, v)
         except (ValueError, RecursionError): pass
@@ -646,6 +668,7 @@ def report_html(original: bytes | str, result, source: str = '', query: str = ''
                 + '</summary><table class="cv-runs"><tr><th>#</th><th>replaced</th><th>where</th><th>bytes</th><th>claims</th></tr>' + trs + '</table></details>')
     notes = []
     if a.reindented: notes.append('JSON is shown indented, keys sorted, on both sides; the view the model reads is compact.')
+    if a.rendered: notes.append('The page is shown as the text caveman extracts from it (its main content); the markup is one retrieve away.')
     if not a.exact and elided: notes.append('Some runs could not be placed exactly (see the grey and blue rows).')
     title = f'caveman report — {source}' if source else 'caveman report'
     return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'

@@ -300,3 +300,15 @@ def test_class10_report_catches_lies_the_checker_catches():
         holds = [c.holds for c in a.elided[0].claims]
         assert False in holds or 'unparsed' in [c.kind for c in a.elided[0].claims], (lie, holds)
         assert false_claims(orig.encode(), view.encode(), 'json'), lie
+
+
+def test_class10_report_walks_html_views_section_by_section():
+    "An HTML view is no longer one rewritten block: every section marker pairs with the rendered text it hides."
+    from caveman.report import align
+    for name in ('html_git_rebase.html', 'html_python311_argparse.html'):
+        data = corpus_path(name).read_bytes()
+        r = ENGINE.compress(data)
+        a = align(data, r.output, r.content_type)
+        assert a.exact and len(a.elided) == r.output.count(b'elided (caveman)') > 0, name
+        assert all(x.original and a.original_text(x).strip() for x in a.elided)
+        assert not [x for x in a.runs if x.kind == 'rewritten'], name
