@@ -100,8 +100,8 @@ def _section(r: _Reader) -> list[Claim]:
     "The claims of the section at `r` (raises `_Grammar`)."
     start, out = r.i, []
     text = lambda: r.s[start:r.i]
-    if r.at('same as '):
-        e = r.s.find('; ', r.i); r.i = len(r.s) if e < 0 else e
+    if r.at('same as '):                          # a config pointer: the rest of the summary is its path
+        r.i = len(r.s)
         return [Claim('same', '', text(), value=r.s[start + 8:r.i])]
     if r.at('signals×'):
         r.eat('signals×'); n = r.count(); r.eat(' first='); v = r.value()

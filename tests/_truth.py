@@ -200,9 +200,8 @@ def parse_summary(summary: str) -> list[dict]:
     p, claims = _P(summary), []
     if not summary: return claims
     while True:
-        if p.at('same as '):                         # config: a pointer to an identical kept block
-            e = summary.find('; ', p.i); e = len(summary) if e < 0 else e
-            claims.append({'kind': 'same', 'text': summary[p.i:e]}); p.i = e
+        if p.at('same as '):                         # config: a pointer to an identical kept block; the rest is its path
+            claims.append({'kind': 'same', 'text': summary[p.i:]}); p.i = len(summary)
         elif p.at('all '):
             p.eat('all ')
             while True:
