@@ -242,6 +242,7 @@ def guard_or(units: Sequence[str], keep: Sequence[bool], fallback: Callable[[lis
 
 # %% ../../nbs/10_compressors_base.ipynb #3037d232
 import json
+from json.encoder import encode_basestring as _encode_str      # the C encoder when available: `json.dumps(s, ensure_ascii=False)`
 
 _BARE_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*')
 _EXTRA_ESCAPES = re.compile('[\x7f-\x9f\u2026\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]')
@@ -251,7 +252,7 @@ def _u_escape(m) -> str: return '\\u%04x' % ord(m[0])
 
 def summary_string(s: str) -> str:
     "JSON string literal of text `s` for an invariant summary: JSON escapes, plus `\\uXXXX` for DEL, C1, lone surrogates, U+2028/9, bidi overrides and `…` (issue 10 grammar)."
-    lit = json.dumps(s, ensure_ascii=False)
+    lit = _encode_str(s)
     return _EXTRA_ESCAPES.sub(_u_escape, lit) if not lit.isascii() or '\x7f' in lit else lit
 
 def summary_key(name: str) -> str:
@@ -349,8 +350,9 @@ class _Field:
 
     def add(self, v: str):
         self.count += 1
-        if v is OPAQUE or v == OPAQUE: self.spoiled = True; return
+        if v == OPAQUE: self.spoiled = True; return
         if v != self.first: self.constant = False
+        if not self.wide and v in self.tally: self.tally[v] += 1; return     # seen before: its order and coverage are known
         if self.kind is not None:
             o = value_order(v)
             if o is None or (self.kind and o[0] != self.kind): self.kind = None
@@ -359,10 +361,9 @@ class _Field:
                 if o[1] < self.lo: self.lo, self.lo_s = o[1], v      # strict: the first spelling of an extreme wins
                 if o[1] > self.hi: self.hi, self.hi_s = o[1], v
         if not self.wide:
-            if v in self.tally: self.tally[v] += 1
-            elif len(self.tally) == MAX_BUCKETS: self.wide = True
+            if len(self.tally) == MAX_BUCKETS: self.wide = True
             else: self.tally[v] = 1
-        if self.cover is not None:
+        if self.cover is not None and v not in self.cover:
             t = literal_text(v)
             if not _value_ok(v if t is None else t, enum=True): self.cover = None
             else:
