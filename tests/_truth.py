@@ -20,7 +20,7 @@ a log line's JSON object or its logfmt `key=value` pairs (text; empty values are
 by column position (text; empty cells are absent). A name occurring twice in one unit (log key, table column)
 cannot be the subject of a claim. Config `same as <path>` claims are recognised and not checked here.
 """
-import csv, io, json, re
+import csv, io, json, posixpath, re
 from datetime import datetime, timezone
 from decimal import Decimal, InvalidOperation
 
@@ -360,7 +360,18 @@ def check_claim(c: dict, units: list[dict], what: str) -> list[str]:
 UNCHECKED: list[str] = []   # claims seen whose units' fields this checker cannot read (content types without a field rule)
 
 
-def check_summary(summary: str, units: list[dict] | None, unit_texts: list[str] | None, what: str) -> list[str]:
+def _strings(v, out: list) -> list:
+    "Every member name and string value inside a parsed JSON value."
+    v = _plain(v)
+    if isinstance(v, dict):
+        for k, x in v.items(): out.append(k); _strings(x, out)
+    elif isinstance(v, list):
+        for x in v: _strings(x, out)
+    elif isinstance(v, str) and not isinstance(v, _Num): out.append(v)
+    return out
+
+
+def check_summary(summary: str, units: list[dict] | None, unit_texts: list[str] | None, what: str, json_units: list | None = None) -> list[str]:
     "Problems of one marker's summary: grammar, then each claim over `units` (None: fields not known for this content type, see `UNCHECKED`)."
     try: claims = parse_summary(summary)
     except GrammarError as e: return [f'{what}: summary does not follow the grammar: {e}']
@@ -373,7 +384,11 @@ def check_summary(summary: str, units: list[dict] | None, unit_texts: list[str] 
             if c['count'] < 1 or c['count'] > len(unit_texts): out.append(f'{what}: signals×{c["count"]} but the run has {len(unit_texts)} units')
             s = c['first']
             cut = s.endswith(ELL) and len(s) == 101
-            if not any((t.startswith(s[:-1]) if cut else t.rstrip('\r') == s or t.strip() == s.strip()) for t in unit_texts):
+            if json_units is not None:   # a JSON unit's signal is a member (`key=value`) or a line of a string inside it
+                core = s[:-1] if cut else s
+                found = any(core in t or core.split('=', 1)[0] == t for u in json_units for t in _strings(u, []))
+            else: found = any((t.startswith(s[:-1]) if cut else t.rstrip('\r') == s or t.strip() == s.strip()) for t in unit_texts)
+            if not found:
                 out.append(f'{what}: signals first={json.dumps(s, ensure_ascii=False)} is not the text of an elided unit')
         elif units is not None: out += check_claim(c, units, what)
     return out
@@ -404,7 +419,7 @@ def _json_walk(o, v, path: str, out: list[str]):
                 if summary:
                     if not isinstance(summary, str): out.append(f'{what}: invariants are not a string')
                     else: out.extend(check_summary(summary, [record_fields(_plain(e)) for e in units],
-                                                   [json.dumps(_plain(e), ensure_ascii=False) for e in units], what))
+                                                   [json.dumps(_plain(e), ensure_ascii=False) for e in units], what, units))
                 j += n
             else:
                 if j < len(o): _json_walk(o[j], item, f'{path}[{j}]', out)
@@ -421,7 +436,8 @@ def _json_walk(o, v, path: str, out: list[str]):
             summary = _plain(v.get(INV, ''))
             if summary:
                 units = [record_fields({'key': k, 'value': o[k]}) for k in gone]
-                out.extend(check_summary(summary, units, [f'{json.dumps(k)}:{json.dumps(_plain(o[k]))}' for k in gone], path))
+                out.extend(check_summary(summary, units, [f'{json.dumps(k)}:{json.dumps(_plain(o[k]))}' for k in gone], path,
+                                         [{k: o[k]} for k in gone]))
         for k, vv in v.items():
             if k in (MARKER, INV, NOTE): continue
             if k in o: _json_walk(o[k], vv, f'{path}.{k}', out)
@@ -478,6 +494,31 @@ def _place_lines(o: list[str], v: list[str]):
     if pending is not None: yield pending, cur, len(o)
 
 
+def path_record(line: str) -> dict:
+    "Fields of one line of a path listing: `dir` (its parent, `.` at the top) and `ext` (the name's extension with its dot; absent when none)."
+    p = line.rstrip('\r').rstrip('/')
+    return text_fields([('dir', posixpath.dirname(p) or '.'), ('ext', posixpath.splitext(posixpath.basename(p))[1])])
+
+
+def _loose_check(summary: str, run: list[str], what: str) -> list[str]:
+    "Necessary conditions for claims on lines whose columns this checker does not split (fixed-width tables): a constant's text is on every line, an enumerated value on at least as many lines as counted."
+    try: claims = parse_summary(summary)
+    except GrammarError as e: return [f'{what}: summary does not follow the grammar: {e}']
+    out = []
+    for c in claims:
+        if c['kind'] == 'const' and c['value'][0] == 'str':
+            missing = [l for l in run if c['value'][1] not in l]
+            if missing: out.append(f'{what}: all {c["field"]}={show(c["value"])} but a line lacks it: {missing[0][:80]!r}')
+        elif c['kind'] == 'enum':
+            for v, k in c['counts']:
+                if v[0] == 'str' and sum(v[1] in l for l in run) < k:
+                    out.append(f'{what}: {c["field"]}: {show(v)}×{k} but fewer lines hold it')
+    return out
+
+
+COUNTED_LINE_UNITS = ('lines', 'context lines', 'added lines', 'removed lines', 'config lines', 'comment lines', 'paths', 'rows')
+
+
 def line_false_claims(original: str, view: str, content_type: str) -> list[str]:
     o, v, out = _lines(original), _lines(view), []
     for m, a, b in _place_lines(o, v):
@@ -485,10 +526,13 @@ def line_false_claims(original: str, view: str, content_type: str) -> list[str]:
         what = f'line marker "{m[0][:60]}"'
         if b is None:   # the neighbours could not be placed verbatim: only the grammar is checked
             out.extend(check_summary(summary, None, None, what)); continue
-        if unit in ('lines', 'context lines', 'added lines', 'removed lines', 'config lines', 'comment lines') and b - a != n:
+        if unit in COUNTED_LINE_UNITS and b - a != n:
             out.append(f'{what}: says {n} {unit}, {b - a} original lines stand between its neighbours'); continue
         run = o[a:b]
-        units = [log_line_fields(l) for l in run] if content_type == 'log' else None
+        if content_type == 'table':
+            out.extend(_loose_check(summary, run, what))
+            units = None
+        else: units = [log_line_fields(l) for l in run] if content_type == 'log' else [path_record(l) for l in run] if content_type == 'listing' else None
         out.extend(check_summary(summary, units, run, what))
     return out
 
