@@ -463,6 +463,35 @@ def _lines(text: str) -> list[str]:
     return [l[:-1] if l.endswith('\r') else l for l in ls]
 
 
+_FENCE = re.compile(r'( *)(`{3,}|~{3,})')
+
+
+def count_sections(lines: list[str], paragraphs: bool) -> tuple[int, int]:
+    "(sections, possible heading splits) in `lines`: paragraphs (non-blank runs; every non-blank line when the document has no blank line), a fenced block whole; a paragraph whose first line sits over deeper-indented lines may count as two."
+    n, splits, open_, fence, indent, para = 0, 0, False, None, 0, []
+    def end():
+        nonlocal splits, para
+        if len(para) > 1:
+            d = len(para[0]) - len(para[0].lstrip(' \t'))
+            if all(len(l) - len(l.lstrip(' \t')) > d for l in para[1:]): splits += 1
+        para = []
+    for line in lines:
+        blank = not line.strip()
+        if fence:
+            body = line.rstrip().lstrip(' ')
+            if len(line.rstrip()) - len(body) <= indent + 3 and len(body) >= len(fence) and body == fence[0] * len(body): fence = None; open_ = False
+            continue
+        if m := _FENCE.match(line):
+            end(); n += 1; fence, indent, open_ = m[2], len(m[1]), True; continue
+        if not blank:
+            if not paragraphs: n += 1; continue
+            if not open_: end(); n += 1; open_ = True
+            para.append(line.rstrip('\r'))
+        elif paragraphs: open_ = False; end()
+    end()
+    return n, splits
+
+
 def _place_lines(o: list[str], v: list[str]):
     "Yield `(marker match, start, end)` for each line marker: the original lines between its kept neighbours (None when unplaced)."
     cur, pending = 0, None
@@ -482,6 +511,12 @@ def _place_lines(o: list[str], v: list[str]):
         if line.startswith(CONTRACT) or CONTRACT in line: continue
         if pending is not None:
             n = int(pending[1])
+            if pending[2] == 'sections' and not line.strip(): continue   # blank lines around a section marker
+            if pending[2] == 'sections':
+                j = find(line, cur)
+                yield pending, cur, j; pending = None
+                if j is not None: cur = j + 1
+                continue
             if cur + n < len(o) and o[cur + n] == line:
                 yield pending, cur, cur + n; cur += n + 1; pending = None; continue
             j = find(line, cur)
@@ -528,6 +563,11 @@ def line_false_claims(original: str, view: str, content_type: str) -> list[str]:
             out.extend(check_summary(summary, None, None, what)); continue
         if unit in COUNTED_LINE_UNITS and b - a != n:
             out.append(f'{what}: says {n} {unit}, {b - a} original lines stand between its neighbours'); continue
+        if unit == 'sections' and content_type == 'text':
+            k, splits = count_sections(o[a:b], any(not l.strip() for l in o))
+            CHECKED['sections'] = CHECKED.get('sections', 0) + 1
+            if not k <= n <= k + splits:
+                out.append(f'{what}: says {n} sections, {k} stand between its neighbours'); continue
         run = o[a:b]
         if content_type == 'table':
             out.extend(_loose_check(summary, run, what))

@@ -267,6 +267,19 @@ def test_the_checker_catches_each_kind_of_lie():
     assert false_claims(json.dumps(nested).encode(), json.dumps(nview).encode(), 'json')
 
 
+def test_the_checker_counts_text_sections():
+    "A text view's `… N sections elided …` is checked against the paragraphs between its kept neighbours."
+    paras = [f'Paragraph {i} says something long enough to be prose, with words.' for i in range(12)]
+    orig = '\n\n'.join(paras) + '\n'
+    view = '\n\n'.join(paras[:2] + ['… 8 sections elided (caveman) …'] + paras[10:]) + '\n'
+    assert false_claims(orig.encode(), view.encode(), 'text') == []
+    assert false_claims(orig.encode(), view.replace('… 8 ', '… 7 ').encode(), 'text')
+    fenced = paras[:2] + ['```\ncode\n\nmore code\n```'] + paras[2:]
+    orig = '\n\n'.join(fenced) + '\n'
+    view = '\n\n'.join(fenced[:2] + ['… 9 sections elided (caveman) …'] + fenced[11:]) + '\n'
+    assert false_claims(orig.encode(), view.encode(), 'text') == []          # a fenced block is one section
+
+
 def test_the_checker_reads_signal_sections():
     log = ''.join(f'level=info n={i}\n' for i in range(5)) + 'E   OutOfStock: sku-7\n' + ''.join(f'level=info n={i}\n' for i in range(5, 9))
     view = ('level=info n=0\n… 8 lines elided (caveman): signals×1 first="E   OutOfStock: sku-7" …\nlevel=info n=8\n')
