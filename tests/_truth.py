@@ -443,6 +443,34 @@ def _json_walk(o, v, path: str, out: list[str]):
             if k in o: _json_walk(o[k], vv, f'{path}.{k}', out)
     elif _is_marker(v):
         out.append(f'{path}: a marker object stands where the original has no array')
+    elif isinstance(v, str) and isinstance(o, str) and not isinstance(v, _Num) and v != o and CHARS_MARKER.search(v):
+        out.extend(cut_string_problems(o, v, path))
+
+
+CHARS_MARKER = re.compile(ELL + r' (\d+) chars elided \(caveman\)(?:: (.*?))? ' + ELL)
+
+
+def cut_string_problems(orig: str, cut: str, path: str) -> list[str]:
+    "A shortened string: kept fragments verbatim and in order, each `… N chars elided …` exactly N characters, its summary's claims true of those characters."
+    out, pos, last = [], 0, 0
+    for m in CHARS_MARKER.finditer(cut):
+        frag = cut[last:m.start()]
+        if orig[pos:pos + len(frag)] != frag:
+            return out + [f'{path}: a kept fragment of a shortened string is not the original text at that place']
+        pos += len(frag); n = int(m[1])
+        gap = orig[pos:pos + n]
+        if len(gap) != n: return out + [f'{path}: says {n} chars elided, only {len(gap)} remain']
+        if m[2]:
+            try: claims = parse_summary(m[2])
+            except GrammarError as e: out.append(f'{path}: summary does not follow the grammar: {e}'); claims = []
+            for c in claims:
+                if c['kind'] != 'signals': out.append(f'{path}: a {c["kind"]} claim on a string gap'); continue
+                core = c['first'][:-1] if c['first'].endswith(ELL) and len(c['first']) == 101 else c['first']
+                if core not in gap: out.append(f'{path}: signals first={json.dumps(c["first"])} is not in the elided characters')
+                if c['count'] < 1 or c['count'] > gap.count('\n') + 1: out.append(f'{path}: signals×{c["count"]} but the gap has fewer lines')
+        pos += n; last = m.end()
+    if orig[pos:] != cut[last:]: out.append(f'{path}: the end of a shortened string is not the end of the original')
+    return out
 
 
 def json_false_claims(original: str, view: str) -> list[str] | None:
