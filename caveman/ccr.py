@@ -129,11 +129,11 @@ def _make_private(path: str, seen: os.stat_result) -> os.stat_result:
         return now
     finally: os.close(fd)
 
-def _check_writable(path: str, st: os.stat_result):
-    "`ReadOnly` when `st` (of `path`) belongs to another user or its owner-write bit is off: such a file is read, never chmod-ed or written (POSIX)."
+def _check_writable(path: str, st: os.stat_result, sidecar: bool = False):
+    "`ReadOnly` when `st` (of `path`) belongs to another user, or, for the database itself, its owner-write bit is off: such a file is read, never chmod-ed or written (POSIX). SQLite gives sidecars the database's mode, so ours are simply made 0600 again."
     if os.name != 'posix': return
     if st.st_uid != os.geteuid(): raise ReadOnly(f'{path} belongs to uid {st.st_uid}, not to this user (uid {os.geteuid()})')
-    if not st.st_mode & stat.S_IWUSR: raise ReadOnly(f'{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o})')
+    if not sidecar and not st.st_mode & stat.S_IWUSR: raise ReadOnly(f'{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o})')
 
 def secure_file(path: str, create: bool) -> os.stat_result | None:
     "Make `path` a private regular file: create it exclusively 0600 if absent and `create`; refuse a symlink or non-regular file (`UnsafePath`) and a file of another user or without owner-write (`ReadOnly`); chmod an existing one to 0600 after checking it is the file inspected. Returns its `stat`, or `None` if absent and not `create`."
@@ -149,7 +149,7 @@ def secure_file(path: str, create: bool) -> os.stat_result | None:
                     return os.fstat(fd)
                 finally: os.close(fd)
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode): raise UnsafePath(f'refusing {path}: not a regular file')
-        _check_writable(path, st)
+        _check_writable(path, st, sidecar=path.endswith(SIDECARS))
         return _make_private(path, st)
     except FileNotFoundError as e:
         if not create: return None  # a sidecar removed by a checkpoint in another process: nothing left to secure
@@ -337,12 +337,29 @@ class Store:
         return f'Store({self.path!r}, max_bytes={self.max_bytes}{state})'
 
 # %% ../nbs/02_ccr.ipynb #4d0fd2da
+_ORPHANS = []  # connections to a replaced file whose close could delete the new file's sidecars
+
+def _sidecar_idents(path: str) -> dict:
+    "`{suffix: (st_dev, st_ino)}` of the `-wal` and `-shm` files now at `path`."
+    out = {}
+    for suffix in ('-wal', '-shm'):
+        try: out[suffix] = _ident(os.stat(path + suffix))
+        except OSError: pass
+    return out
+
 @patch
 def _drop(self: Store):
-    if self._conn is not None:
-        try: self._conn.close()
-        except sqlite3.Error: pass
-    self._conn, self._ident = None, None
+    "Close the connection. One to a file that is no longer at the path is closed only if the sidecars at the path are its own (its close checkpoints into the old file and removes them by name) or absent; otherwise it is kept open, so that it cannot delete the sidecars of the file now there."
+    conn, self._conn = self._conn, None
+    if conn is not None:
+        mine = getattr(self, '_sidecars', {})
+        if self._ident is not None and self.persistent and any(mine.get(k) != v for k, v in _sidecar_idents(self.path).items()):
+            _log.warning('recovery store %s: leaving the connection to the replaced file open so its close cannot remove the new WAL', self.path)
+            _ORPHANS.append(conn)
+        else:
+            try: conn.close()
+            except sqlite3.Error: pass
+    self._ident, self._sidecars = None, {}
 
 @patch
 def _moved(self: Store) -> bool:
@@ -359,6 +376,7 @@ def _open(self: Store, writable: bool = True):
     if writable and not refusal:
         try:
             self._conn, self.path, self._ident = _open_rw(self._given, self.max_bytes, self._create_dirs)
+            self._sidecars = _sidecar_idents(self.path) if self.persistent else {}
             self.read_only = self.unavailable = ''
             return
         except UnsafePath: raise
@@ -368,13 +386,21 @@ def _open(self: Store, writable: bool = True):
     if self.mode == 'rw': raise StoreError(refusal)
     try: self._conn, self.path, self._ident = _open_ro(self._given)
     except StoreError as e: raise StoreError(f'{refusal}; reading it failed too: {e}' if refusal else str(e)) from e
+    self._sidecars = _sidecar_idents(self.path)
     self.read_only, self.unavailable = refusal or 'opened read-only', ''
 
 @patch
 def _ensure_open(self: Store, write: bool):
     "Before an operation: reopen if the file moved or never opened; for a write on a read-only store, try to reopen for writing. Raises `StoreError` with the cause."
     moved = self._moved()
-    if moved: _log.warning('recovery store %s was deleted or replaced while open; reopening it at that path', self.path)
+    if moved:
+        _log.warning('recovery store %s was deleted or replaced while open; reopening it at that path', self.path)
+        stale = getattr(self, '_sidecars', {})
+        self._drop()
+        for suffix, ident in stale.items():  # the old file's WAL must never be replayed into the new one
+            try:
+                if _ident(os.stat(self.path + suffix)) == ident: os.unlink(self.path + suffix)
+            except OSError: pass
     if not (moved or self._conn is None or (write and self.read_only)): return
     was_read_only = self.read_only
     try: self._open(writable=True)
