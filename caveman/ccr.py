@@ -235,9 +235,9 @@ COUNT_RETAINED = """SELECT
 # %% ../nbs/02_ccr.ipynb #cbdfae64
 @contextmanager
 def write_transaction(conn: sqlite3.Connection):
-    "`BEGIN IMMEDIATE` … `COMMIT` on an autocommit connection: the write lock is taken before anything is read, so the checks inside hold until commit; rolls back on any exception."
-    conn.execute('BEGIN IMMEDIATE')
+    "`BEGIN IMMEDIATE` … `COMMIT` on an autocommit connection: the write lock is taken before anything is read, so the checks inside hold until commit; rolls back on any exception, even one raised between `BEGIN` and the body (a cancelled request's interrupt)."
     try:
+        conn.execute('BEGIN IMMEDIATE')
         yield conn
         conn.execute('COMMIT')
     except BaseException:
@@ -315,6 +315,7 @@ class Store:
             if os.getpid() != self._pid: raise StoreError('recovery store was opened in another process; open it again here')
             try:
                 self._ensure_open(write)
+                if self._conn.in_transaction: self._conn.execute('ROLLBACK')  # left open by an interrupted operation
                 out = retry_on_busy(fn, max_wait=OPERATION_RETRY_SECONDS)
                 if write and self._moved():  # deleted or replaced while we wrote: write again where the path points now
                     self._ensure_open(write)
