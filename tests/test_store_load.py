@@ -56,9 +56,9 @@ def totals_match(path: str):
 # ---------------------------------------------------------------- many processes on one file
 
 @pytest.mark.slow
-def test_eight_writers_two_readers_five_runs(tmp_path, env):
+def test_eight_writers_two_readers_five_runs(tmp_path):
     "8 processes x 500 puts (a third shared) with 2 readers, 5 runs on fresh files: no error of any kind, nothing lost, every handle byte-exact from a fresh process."
-    n, size = 500, 8192
+    n, size, env = 500, 8192, clean_env(tmp_path)
     for run_no in range(5):
         path = str(tmp_path / f'run{run_no}' / 'ccr.db')
         seeded = seed(path, [payload(9, i, size) for i in range(40)])

@@ -114,7 +114,9 @@ class SessionTotals:
     requests: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
-    def add(self, before: int, after: int): self.requests += 1; self.tokens_before += before; self.tokens_after += after
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)  # tool calls run concurrently
+    def add(self, before: int, after: int):
+        with self._lock: self.requests += 1; self.tokens_before += before; self.tokens_after += after
     @property
     def ratio(self) -> float:
         r = (self.tokens_before - self.tokens_after) / self.tokens_before if self.tokens_before > 0 else 0.0
