@@ -154,10 +154,11 @@ def _too_long(cap: int) -> bytes:
     return json.dumps({'jsonrpc': '2.0', 'id': None, 'error': {'code': -32600, 'message': f'cave_payload_too_large: message exceeds {cap} bytes'}},
                       separators=(',', ':')).encode()
 
-def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Session, cap: int | None = None, workers: int = DEFAULT_WORKERS) -> None:
-    "Answer newline-delimited JSON-RPC from binary `stdin` on binary `out` until EOF, tool calls on `workers` threads; raises the writer's `OSError` if the client closed `out`, and whatever stops the reader (a signal) after cancelling the work in flight (reference §7.1, SPEC §8)."
+def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Session, cap: int | None = None, workers: int = DEFAULT_WORKERS,
+                writer: LineWriter | None = None) -> None:
+    "Answer newline-delimited JSON-RPC from binary `stdin` on binary `out` (through `writer`, made on `out` if not given, which other senders such as notifications may share) until EOF, tool calls on `workers` threads; raises the writer's `OSError` if the client closed `out`, and whatever stops the reader (a signal) after cancelling the work in flight (reference §7.1, SPEC §8)."
     cap = max_inbound_bytes() if cap is None else cap
-    writer, slots = LineWriter(out), threading.Semaphore(2 * workers)
+    writer, slots = writer or LineWriter(out), threading.Semaphore(2 * workers)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix='caveman-request')
     def work(line: bytes):
         try:
@@ -240,7 +241,14 @@ def _prepare(tools: Tools):
     return prepare
 
 # %% ../../nbs/53_mcp_server.ipynb #fd5af1d9
-USAGE = 'usage: caveman-mcp [version --json]'
+USAGE = """usage: caveman-mcp [--config SERVERS.json | -- UPSTREAM COMMAND… | --help | --version | version --json]
+
+Serves the caveman MCP tools (caveman_compress, caveman_retrieve, caveman_stats, caveman_toon_encode,
+caveman_toon_decode) over stdio, one JSON-RPC message per line, until stdin closes. Register it in an
+MCP host as a stdio server. With --config (a host's {"mcpServers": …} file) or -- COMMAND, it is a
+gateway in front of those MCP servers: their tools shrunk, large results compressed, caveman_retrieve beside
+them. The recovery store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it;
+CAVEMAN_MCP_EPHEMERAL=1 keeps it in memory)."""
 
 def version_record() -> dict:
     "What `caveman-mcp version --json` prints."
@@ -249,11 +257,24 @@ def version_record() -> dict:
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-mcp`: serve MCP on stdio (no arguments; exit 0 at EOF or SIGTERM, 130 on SIGINT, 1 if the client closed stdout), print the version record (`version --json`), or exit 2 with usage."
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv in (['--help'], ['-h'], ['help']):
+        sys.stdout.write(USAGE + '\n'); sys.stdout.flush(); return 0
+    if argv in (['--version'], ['-V'], ['version']):
+        sys.stdout.write(f'caveman-mcp {__version__}\n'); sys.stdout.flush(); return 0
     if argv == ['version', '--json']:
         sys.stdout.write(json.dumps(version_record(), separators=(',', ':')) + '\n'); sys.stdout.flush()
         return 0
+    specs = None
+    if argv[:1] in (['--config'], ['--']) and (argv[0] == '--' or len(argv) == 2):
+        try:
+            from caveman.mcp.gateway import ConfigError, load_config, command_spec
+            specs = load_config(argv[1]) if argv[0] == '--config' else [command_spec(argv[1:])]
+        except ImportError as e:
+            sys.stderr.write(f"caveman-mcp: the gateway needs the MCP SDK client ({e.name}): pip install 'caveman-context[gateway]'\n"); return 2
+        except ConfigError as e: sys.stderr.write(f'caveman-mcp: {e}\n'); return 2
+        argv = []
     if argv:
-        sys.stderr.write(USAGE + '\n'); return 2
+        sys.stderr.write(USAGE.split('\n')[0] + '\n'); return 2
     out = guard_stdout()
     setup_logging()
     try: cap = max_inbound_bytes()
@@ -267,15 +288,21 @@ def main(argv: list[str] | None = None) -> int:
         log.warning('%s; using %d', e, DEFAULT_WORKERS); workers = DEFAULT_WORKERS
     if (bad := _bad_budget()): log.error('%s: the recovery store opens read-only and compress passes through until it is fixed', bad)
     tools = Tools(build_engine, RetrieveLedger(), result_cap)
-    session = Session(make_dispatch(tools), prepare=_prepare(tools))
+    writer, dispatch, gateway = LineWriter(out), make_dispatch(tools), None
+    if specs:                                   # gateway mode: the upstreams start now, in the background
+        from caveman.mcp.gateway import Gateway, gateway_dispatch
+        gateway = Gateway(specs).start()
+        dispatch = gateway_dispatch(gateway, tools, dispatch, notify=lambda m: writer.send(json.dumps(m).encode()))
+    session = Session(dispatch, prepare=_prepare(tools))
     handlers = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     code, signalled = 0, False
     try:
-        try: serve_stdio(sys.stdin.buffer, out, session, cap, workers)
+        try: serve_stdio(sys.stdin.buffer, out, session, cap, workers, writer=writer)
         except _Stop as stop: code, signalled = stop.code, True
         except OSError as e:  # the client closed our stdout or stdin broke: nothing left to answer
             log.error('serve error: %s', e); code = 1
         tools.stop_warm_up(5 if signalled else 30)  # never tear the interpreter down under a thread that is importing
+        if gateway is not None: gateway.close()
         _close_store(tools)
     except _Stop as stop: code, signalled = stop.code, True   # a signal during the wait at EOF
     finally:
@@ -283,19 +310,3 @@ def main(argv: list[str] | None = None) -> int:
     if signalled and any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon):
         sys.stderr.flush(); os._exit(code)   # a worker stuck in C code must not hold the exit
     return code
-    if argv:
-        sys.stderr.write(USAGE + '\n'); return 2
-    out = guard_stdout()
-    setup_logging()
-    try: cap = max_inbound_bytes()
-    except ValueError as e:
-        log.warning('%s; using the default inbound cap', e); cap = DEFAULT_MAX_INBOUND
-    try: result_cap = max_result_bytes()
-    except ValueError as e:
-        log.warning('%s; using the default result cap', e); result_cap = DEFAULT_RESULT_CAP
-    tools = Tools(build_engine, RetrieveLedger(), result_cap)
-    try: serve(sys.stdin.buffer, out, make_dispatch(tools), cap)
-    except OSError as e:  # the client closed our stdout or stdin broke: nothing left to answer
-        log.error('serve error: %s', e); return 1
-    finally: tools.stop_warm_up(30)  # never tear the interpreter down under a thread that is importing
-    return 0
