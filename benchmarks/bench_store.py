@@ -3,8 +3,9 @@
 - put p50/p99: 200 puts of new 1 KiB originals into a file store already holding 10, 1,000 and
   10,000 rows (filled with plain SQLite inserts, then opened once so any migration is done before
   timing). A put's cost must not grow with the store.
-- 8-writer throughput: 8 processes start together on a fresh file and each put 200 distinct 4 KiB
-  originals; puts per second over the wall time of the slowest, and any error they report.
+- 8-writer throughput: 8 processes start together on a fresh file, and on one of 10,000 rows, and
+  each put 200 distinct 4 KiB originals; puts per second over the wall time of the slowest, and any
+  error they report.
 - ping under a 16 MiB compress: one `caveman-mcp` (file store, engine warmed up by a small compress)
   gets a ~16 MiB log to compress, then, once the server has read it, a `ping` every 100 ms until the
   compress answers; the ping round trips (p50 / max) beside the compress's own duration.
@@ -76,11 +77,11 @@ with open_store(path) as s:
 print(json.dumps({"done": time.time(), "errors": errors}))
 '''
 
-def writers() -> tuple[float, list[str]]:
+def writers(rows: int = 0) -> tuple[float, list[str]]:
     d = tempfile.mkdtemp()
     try:
         path = os.path.join(d, 'ccr.db')
-        ccr.open_store(path).close()
+        fill(path, rows)
         t0 = time.time() + 2.0
         ps = [subprocess.Popen([sys.executable, '-c', WRITER, str(w), str(WRITER_PUTS), path, str(t0)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True) for w in range(WRITERS)]
@@ -133,13 +134,14 @@ def run() -> str:
     for n in SIZES:
         xs = put_latency(n)
         rows.append(f'| {n:,} | {statistics.median(xs) * 1000:.2f} | {pct(xs, 99) * 1000:.2f} |')
-    rate, errors = writers()
+    w = [(n, *writers(n)) for n in (0, 10_000)]
     rtts, big = pings_under_compress()
     return '\n'.join([
         '## store', '',
-        f'caveman {caveman.__version__} from `{Path(caveman.__file__).parent}`. ' + __doc__.split('\n\n')[1].replace('\n', ' '), '',
+        f'caveman {caveman.__version__} from `{Path(caveman.__file__).parent}`; what each figure is: `benchmarks/bench_store.py`.', '',
         f'| rows already in the store | put p50 (ms) | put p99 (ms) |', '|---:|---:|---:|', *rows, '',
-        f'8 writers x {WRITER_PUTS} puts of 4 KiB: **{rate:,.0f} puts/s**, {len(errors)} errors' + (f' (first: `{errors[0]}`)' if errors else ''), '',
+        *(f'8 writers x {WRITER_PUTS} puts of 4 KiB on a store of {n:,} rows: **{rate:,.0f} puts/s**, {len(errors)} errors'
+          + (f' (first: `{errors[0]}`)' if errors else '') + '  ' for n, rate, errors in w), '',
         f'ping while a 16 MiB compress runs ({big:.1f} s): {len(rtts)} pings, p50 **{statistics.median(rtts) * 1000:.1f} ms**, '
         f'max {max(rtts) * 1000:.1f} ms',
     ])
