@@ -49,7 +49,8 @@ def test_every_handshake_version_is_echoed_with_what_it_defines(version):
     text = original()
     lines = [init(0, version), b'{"jsonrpc":"2.0","method":"notifications/initialized"}', req(1, 'tools/list'),
              call(2, 'caveman_compress', {'input': text}), call(3, 'caveman_stats', {})]
-    out = replies(run('caveman-mcp', b'\n'.join(lines) + b'\n'))
+    # one worker: the tool calls run in the order sent, so stats counts the compress before it
+    out = replies(run('caveman-mcp', b'\n'.join(lines) + b'\n', CAVEMAN_MCP_WORKERS='1'))
     res = out[0]['result']
     assert (res['protocolVersion'], res['serverInfo']) == (version, SERVER_INFO)
     tools = {t['name']: t for t in out[1]['result']['tools']}
@@ -172,7 +173,7 @@ def test_a_missing_stateless_version_on_other_methods_is_handshake_era():
 def test_both_eras_on_one_stdio_process_share_one_ledger():
     "stdio has one client: a recovery answered in one era is a repeat in the other (the ledger rule of caveman.mcp.tools)."
     text = original()
-    with Live('caveman-mcp') as s:
+    with Live('caveman-mcp', CAVEMAN_MCP_WORKERS='1') as s:          # one worker: tool calls answered in the order sent
         s.send(init(0, '2025-11-25'), call(1, 'caveman_compress', {'input': text}))
         s.reply()
         h = json.loads(s.reply()['result']['content'][0]['text'])['recovery_handle']

@@ -4,14 +4,14 @@
 
 # %% auto #0
 __all__ = ['log', 'TOOL_DEFINITIONS', 'TOOL_NAMES', 'TOOL_TITLES', 'TOOL_ANNOTATIONS', 'MAX_RESULT_SIZE_CHARS', 'TOOL_META',
-           'OUTPUT_SCHEMAS', 'POINTER_NOTE', 'PAYOUT_NOTE', 'PAYOUT_AFTER', 'DEFAULT_RESULT_CAP', 'RESULT_CAP_ENV',
-           'ORIGINAL_URI', 'RESOURCE_NOT_FOUND', 'RESOURCE_TEMPLATE', 'MAX_CLIENTS', 'INSTRUCTIONS', 'ToolError',
-           'tool_definitions', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes', 'Tools', 'compress_tool',
-           'retrieve_tool', 'stats_tool', 'toon_encode_tool', 'toon_decode_tool', 'resource_link', 'call',
-           'read_original', 'client_identity', 'ToolsPool', 'Session', 'capabilities', 'McpMethods']
+           'OUTPUT_SCHEMAS', 'POINTER_NOTE', 'PAYOUT_NOTE', 'PAYOUT_AFTER', 'LEDGER_MAX_KEYS', 'DEFAULT_RESULT_CAP',
+           'RESULT_CAP_ENV', 'ORIGINAL_URI', 'RESOURCE_NOT_FOUND', 'RESOURCE_TEMPLATE', 'MAX_CLIENTS', 'INSTRUCTIONS',
+           'ToolError', 'tool_definitions', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes', 'Tools',
+           'compress_tool', 'retrieve_tool', 'stats_tool', 'toon_encode_tool', 'toon_decode_tool', 'resource_link',
+           'call', 'read_original', 'client_identity', 'ToolsPool', 'Session', 'capabilities', 'McpMethods']
 
 # %% ../../nbs/52_mcp_tools.ipynb #d95f0bed
-import hashlib, json, logging, math, os, re, threading
+import hashlib, json, logging, math, os, re, sys, threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
@@ -109,15 +109,30 @@ PAYOUT_NOTE = ('caveman: this session has already made several recoveries, so wh
                'original for this handle. Further queries cannot add anything to it; answer from it.')
 PAYOUT_AFTER = 5
 
-@dataclass
+LEDGER_MAX_KEYS = 16_384
+
 class RetrieveLedger:
-    "The per-session record of served (normalised handle, trimmed query) pairs (SPEC §9)."
-    served: set = field(default_factory=set)
-    def key(self, handle: str, query: str) -> tuple: return (handle, (query or '').strip())
-    def seen(self, handle, query) -> bool: return self.key(handle, query) in self.served
-    def record(self, handle, query): self.served.add(self.key(handle, query))
+    "The per-session record of served (normalised handle, trimmed query) pairs as 16-byte digests, the newest `max_keys` kept; `count` of distinct pairs ever served (SPEC §9)."
+    def __init__(self, max_keys: int = LEDGER_MAX_KEYS):
+        self.served, self.max_keys, self.count = OrderedDict(), max_keys, 0
+        self._lock = threading.Lock()  # requests run concurrently
+    def key(self, handle: str, query: str) -> bytes:
+        "16-byte SHA-256 digest of handle + NUL + trimmed query (UTF-8, lone surrogates kept)."
+        text = (handle or '') + '\0' + (query or '').strip()
+        return hashlib.sha256(text.encode('utf-8', 'surrogatepass')).digest()[:16]
+    def seen(self, handle, query) -> bool:
+        with self._lock: return self.key(handle, query) in self.served
+    def record(self, handle, query):
+        k = self.key(handle, query)
+        with self._lock:
+            if k in self.served: return
+            self.served[k] = None; self.count += 1
+            while len(self.served) > self.max_keys: self.served.popitem(last=False)
     @property
-    def payout_due(self) -> bool: return len(self.served) >= PAYOUT_AFTER
+    def payout_due(self) -> bool: return self.count >= PAYOUT_AFTER
+    def nbytes(self) -> int:
+        "Bytes the ledger holds: the dict and its digest keys (what grows with the session)."
+        return sys.getsizeof(self.served) + sum(sys.getsizeof(k) for k in self.served)
 
 # %% ../../nbs/52_mcp_tools.ipynb #64b61968
 @dataclass
@@ -126,7 +141,9 @@ class SessionTotals:
     requests: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
-    def add(self, before: int, after: int): self.requests += 1; self.tokens_before += before; self.tokens_after += after
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)  # tool calls run concurrently
+    def add(self, before: int, after: int):
+        with self._lock: self.requests += 1; self.tokens_before += before; self.tokens_after += after
     @property
     def ratio(self) -> float:
         r = (self.tokens_before - self.tokens_after) / self.tokens_before if self.tokens_before > 0 else 0.0
@@ -211,8 +228,14 @@ def _fetch(self: Tools, handle: str, query: str) -> str:
     from caveman.engine import as_text
     try: data = self.engine.retrieve_query(handle, query) if query.strip() else self.engine.retrieve(handle)
     except ccr.NotFound: raise ToolError('cave_unknown_handle', f'no original found for handle {handle}')
-    except ccr.StoreError as e: raise ToolError('cave_unknown_handle', f'no original found for handle {handle}: {e}')
+    except ccr.StoreError as e: raise ToolError('cave_store_unavailable', f'the recovery store could not be read, so whether {handle} exists is unknown: {e}')
     return as_text(data)
+
+def _is_unicode(s: str) -> bool:
+    "False when `s` holds a lone surrogate (`\\udfff`), which no UTF-8 text — and no stored handle — can contain."
+    try: s.encode('utf-8')
+    except UnicodeEncodeError: return False
+    return True
 
 def retrieve_tool(self: Tools, arguments) -> str:
     "`caveman_retrieve`: `{recovery_handle, query?}` -> raw text (original, narrowed view, or a ledger note + original)."
@@ -221,6 +244,7 @@ def retrieve_tool(self: Tools, arguments) -> str:
     handle = normalize_handle(_str_arg(args, 'recovery_handle', 'retrieve'))
     if not handle: raise ToolError('cave_invalid_arguments', 'retrieve: missing recovery_handle')
     query = _str_arg(args, 'query', 'retrieve')
+    if not _is_unicode(handle): raise ToolError('cave_invalid_arguments', 'retrieve: recovery_handle is not valid Unicode (it holds a lone surrogate)')
     led = self.ledger
     if led is not None and led.seen(handle, query): return POINTER_NOTE
     if led is not None and led.payout_due and query.strip():
