@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'MAX_HEADING_BYTES', 'MAX_HEADING_WORDS', 'MIN_BYTES', 'MIN_SECTIONS', 'HEAD', 'TAIL', 'QUERY_LIMIT',
-           'COMPRESSOR', 'sections', 'is_heading', 'flagged', 'is_code', 'keep_document', 'compress_text']
+           'COMPRESSOR', 'sections', 'is_heading', 'flagged', 'heading_keep', 'is_code', 'keep_document',
+           'heading_spans', 'compress_text']
 
 # %% ../../nbs/14_compressors_text.ipynb #3bc0ac96
 import re
@@ -62,6 +63,14 @@ def flagged(section: str) -> bool:
 from collections.abc import Sequence
 from .base import guard_or
 
+def heading_keep(secs: Sequence[str]) -> list[bool]:
+    "For each section, whether the heading or flag rule keeps it: every `#` heading and flagged section; a heading by shape only the first time its text occurs (a repeated short line such as `Using this flag looks like this:` is boilerplate, not a heading)."
+    keep, seen = [], set()
+    for s in secs:
+        keep.append(flagged(s) or (is_heading(s) and (s.lstrip().startswith('#') or s not in seen)))
+        seen.add(s)
+    return keep
+
 def is_code(section: str) -> bool:
     "True for a fenced code block section (it opens with a ``` or ~~~ fence)."
     return _FENCE_OPEN.match(section) is not None
@@ -69,11 +78,31 @@ def is_code(section: str) -> bool:
 def keep_document(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     "Keep flags after the redundancy guard over sections, or — when it finds no redundancy (>= 128 promotions, or most of the sections it looked at) — `keep` plus every fenced code block and the first section after each heading."
     def outline(keep: list[bool]) -> list[bool]:
+        seen = {s for s, k in zip(secs, keep) if k}
         for i, s in enumerate(secs):
-            if is_code(s): keep[i] = True
-            elif is_heading(s) and i + 1 < len(secs): keep[i + 1] = True
+            if is_code(s): j = i
+            elif is_heading(s) and i + 1 < len(secs): j = i + 1
+            else: continue
+            if not keep[j] and secs[j] not in seen: keep[j] = True; seen.add(secs[j])   # repeated boilerplate is not kept twice
         return keep
     return guard_or(secs, keep, outline)
+
+# %% ../../nbs/14_compressors_text.ipynb #74e26c0f
+_HEADING_LINE = re.compile(r'[ \t]*(?:[A-Z][A-Z0-9]*(?:[ -][A-Z0-9]+)*|[A-Za-z][^\n:]{0,60}:)[ \t]*')
+
+def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    "`spans` (character spans of `sections`) with each section that opens with a heading line over deeper-indented lines split into the heading and the rest."
+    out = []
+    for a, b in spans:
+        nl = text.find('\n', a, b)
+        first = text[a:nl].rstrip('\r') if nl >= 0 else ''
+        if nl >= 0 and _HEADING_LINE.fullmatch(first) and is_heading(first) and not _FENCE_OPEN.match(first):
+            depth = len(first) - len(first.lstrip(' \t'))
+            rest = [l for l in text[nl + 1:b].split('\n') if l.strip()]
+            if rest and all(len(l) - len(l.lstrip(' \t')) > depth for l in rest):
+                out += [(a, a + len(first.rstrip())), (nl + 1, b)]; continue
+        out.append((a, b))
+    return out
 
 # %% ../../nbs/14_compressors_text.ipynb #f5086728
 from .base import Compressor, elision_marker, dropped_runs, query_fill
@@ -107,11 +136,11 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     except UnicodeDecodeError: return None
     if len(text.strip().encode('utf-8')) < MIN_BYTES or _OWN_MARKER in text: return None
     text, removed = _strip_html_blocks(text)
-    spans = sections(text)
+    spans = heading_spans(text, sections(text))
     n = len(spans)
     if n < MIN_SECTIONS: return None
     secs = [text[a:b] for a, b in spans]
-    keep = [is_heading(s) or flagged(s) or _OWN_MARKER in s for s in secs]
+    keep = [k or _OWN_MARKER in s for k, s in zip(heading_keep(secs), secs)]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
     keep = keep_document(secs, keep)
