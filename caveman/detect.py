@@ -588,7 +588,9 @@ def _is_listing(body: bytes) -> bool:
     if body.count(b'/') < MIN_LISTING_PATHS: return False
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return False
-    return path_lines(text.split('\n'))
+    lines = text.split('\n')
+    if len(lines) > 64 and not path_lines(lines[:64]): return False          # most texts fail on their first lines
+    return path_lines(lines)
 
 # %% ../nbs/03_detect.ipynb #e2d60dd6
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13, 27)) + b'\x7f'
@@ -715,17 +717,19 @@ def _status_lines(framed: bytes, starts: set):
 
 _SEARCH_LINE = re.compile(rb'\n(?:([./~A-Za-z0-9_-][^:\n]{0,239}):\d+(?::\d+)?:|https?://)')
 _HEADING_HIT = re.compile(rb'\n\d+[:-]')
-_HEADING_GROUP = re.compile(rb'(?:\A|\n\n)([^\s\d][^\n]*)((?:\n\d+[:-][^\n]*)+)')
+_HEADING_GROUP = re.compile(rb'(?:\A|\n\n)([^\s\d:][^\s:]{0,4095})((?:\n\d+[:-][^\n]*)+)')
+_PATH_HIT = re.compile(rb'\n(?=[^:\s]{0,240}[./])[./~A-Za-z0-9_-][^:\s]{0,239}:\d+(?::\d+)?:')   # a path, not `2026-11-30 07:00:`
 
 def _heading_hits(body: bytes) -> int:
     "Lines of `rg --heading` groups in `body`: each path line with the numbered hit lines under it, and the blank line before it."
     if not _count_at_least(_HEADING_HIT, b'\n' + body, 4): return 0
-    return sum(1 + m.group(2).count(b'\n') + (m.start() > 0) for m in _HEADING_GROUP.finditer(body.replace(b'\r\n', b'\n')))
+    return sum(1 + m.group(2).count(b'\n') + (m.start() > 0) for m in _HEADING_GROUP.finditer(body.replace(b'\r\n', b'\n'))
+               if b'/' in m.group(1) or b'.' in m.group(1))
 
 def _search_dominated(body: bytes, lines: int) -> bool:
     "At least half of the `lines` are `path:line:` hits or lines of `rg --heading` groups (the log rule's veto)."
     if lines < 6: return False
-    return _count_at_least(_SEARCH_LINE, b'\n' + body, (lines + 1) // 2) or 2 * _heading_hits(body) >= lines
+    return _count_at_least(_PATH_HIT, b'\n' + body, (lines + 1) // 2) or 2 * _heading_hits(body) >= lines
 
 _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|failed|error|errors|skipped|xfailed|xpassed|warnings?|deselected)'
                        rb'(?:, )?)+ in [\d.]+s(?: \([\d:]+\))? =+|Ran \d+ tests? in [\d.]+s)\r?(?=\n)')

@@ -12,7 +12,7 @@ import posixpath
 from collections.abc import Sequence
 
 from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, guard_or,
-                                      query_fill)
+                                      query_fill, row_fields)
 from ..detect import fixed_blocks, FixedTable, path_lines
 
 # %% ../../nbs/23_compressors_listing.ipynb #c19b2324
@@ -38,8 +38,8 @@ def record_keep(cells: Sequence[Sequence[str]], texts: Sequence[str], query: str
 
 # %% ../../nbs/23_compressors_listing.ipynb #0da7efea
 def record_fields(table: FixedTable, line: str) -> list[tuple[str, str]]:
-    "The `(column name, cell text)` fields of an aligned record `line` (str) of `table`: non-empty cells of columns whose name has no white space."
-    return [(n, c) for n, c in zip(table.names, table.cells(line)) if c and not any(ch.isspace() for ch in n)]
+    "The summary fields of an aligned record `line` (str) of `table`: `row_fields` of its cells by column position, without columns whose name has white space."
+    return [(n, v) for n, v in row_fields(table.names, table.cells(line)) if not any(ch.isspace() for ch in n)]
 
 # %% ../../nbs/23_compressors_listing.ipynb #39770850
 _OWN_MARKER = 'elided (caveman)'
@@ -83,7 +83,7 @@ def path_fields(line: str) -> list[tuple[str, str]]:
     p = line.rstrip('\r')
     name = posixpath.basename(p.rstrip('/'))
     ext = posixpath.splitext(name)[1]
-    return [('dir', _parent(p))] + ([('ext', ext)] if ext else [])
+    return row_fields(['dir', 'ext'], [_parent(p), ext])
 
 def compress_listing(body: bytes, query: str = '') -> bytes | None:
     "Path-list bytes (UTF-8, one path a line) -> directories kept, runs of entries of one directory cut to their first 3 and last 1 with a counted marker between; None when declined."
