@@ -80,10 +80,9 @@ def keep_document(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     def outline(keep: list[bool]) -> list[bool]:
         seen = {s for s, k in zip(secs, keep) if k}
         for i, s in enumerate(secs):
-            if is_code(s): j = i
-            elif is_heading(s) and i + 1 < len(secs): j = i + 1
-            else: continue
-            if not keep[j] and secs[j] not in seen: keep[j] = True; seen.add(secs[j])   # repeated boilerplate is not kept twice
+            if is_code(s): keep[i] = True; continue                                  # every example, even a repeated one
+            if is_heading(s) and i + 1 < len(secs) and not keep[i + 1] and secs[i + 1] not in seen:
+                keep[i + 1] = True; seen.add(secs[i + 1])                           # a repeated lead is boilerplate: kept once
         return keep
     return guard_or(secs, keep, outline)
 
