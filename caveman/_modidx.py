@@ -316,6 +316,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                      'caveman/compressors/html.py'),
                                           'caveman.compressors.html.outside_sections': ( 'compressors_html.html#outside_sections',
                                                                                          'caveman/compressors/html.py'),
+                                          'caveman.compressors.html.outside_text': ( 'compressors_html.html#outside_text',
+                                                                                     'caveman/compressors/html.py'),
                                           'caveman.compressors.html.page_title': ( 'compressors_html.html#page_title',
                                                                                    'caveman/compressors/html.py'),
                                           'caveman.compressors.html.parse_clean': ( 'compressors_html.html#parse_clean',

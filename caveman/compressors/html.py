@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['REMOVED_TAGS', 'PERMALINK_TEXTS', 'HIDDEN_XPATH', 'SCORED_BLOCKS', 'CONTAINERS', 'MIN_BLOCK_BYTES', 'PRUNABLE',
            'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES', 'COMPRESSOR', 'parse_clean', 'main_content',
-           'is_link_list', 'render_text', 'outside_sections', 'page_title', 'compress_html']
+           'is_link_list', 'render_text', 'outside_text', 'outside_sections', 'page_title', 'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
 import lxml.html, lxml.etree
@@ -158,16 +158,21 @@ from .text import compress_text, sections
 MIN_TEXT_BYTES = 200
 _PLACEHOLDER = '\ue000caveman-main-content\ue000'
 
-def outside_sections(doc, node) -> tuple[int, int]:
-    "How many text sections of the page's rendered `<body>` lie before and after the main content `node` (neither is in the view)."
+def outside_text(doc, node) -> tuple[str, str]:
+    "The page's rendered `<body>` text before and after the main content `node` (neither is in the view), stripped."
     body = doc.find('body')
     parent = node.getparent()
-    if node is body or parent is None: return 0, 0
+    if node is body or parent is None: return '', ''
     ph = lxml.html.Element('p'); ph.text, ph.tail = _PLACEHOLDER, node.tail
     parent.replace(node, ph)
     try: rendered = render_text(body)
     finally: parent.replace(ph, node)
     before, _, after = rendered.partition(_PLACEHOLDER)
+    return before.strip(), after.strip()
+
+def outside_sections(doc, node) -> tuple[int, int]:
+    "How many text sections of the page's rendered `<body>` lie before and after the main content `node` (neither is in the view)."
+    before, after = outside_text(doc, node)
     return len(sections(before)), len(sections(after))
 
 def page_title(doc) -> str:
