@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['REMOVED_TAGS', 'PERMALINK_TEXTS', 'HIDDEN_XPATH', 'SCORED_BLOCKS', 'CONTAINERS', 'MIN_BLOCK_BYTES', 'PRUNABLE',
            'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES', 'COMPRESSOR', 'parse_clean', 'main_content',
-           'is_link_list', 'render_text', 'page_title', 'compress_html']
+           'is_link_list', 'render_text', 'outside_text', 'outside_sections', 'page_title', 'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
 import lxml.html, lxml.etree
@@ -152,10 +152,28 @@ def render_text(node) -> str:
     return out.result()
 
 # %% ../../nbs/19_compressors_html.ipynb #f6d15a0a
-from .base import Compressor
-from .text import compress_text
+from .base import Compressor, elision_marker
+from .text import compress_text, sections
 
 MIN_TEXT_BYTES = 200
+_PLACEHOLDER = '\ue000caveman-main-content\ue000'
+
+def outside_text(doc, node) -> tuple[str, str]:
+    "The page's rendered `<body>` text before and after the main content `node` (neither is in the view), stripped."
+    body = doc.find('body')
+    parent = node.getparent()
+    if node is body or parent is None: return '', ''
+    ph = lxml.html.Element('p'); ph.text, ph.tail = _PLACEHOLDER, node.tail
+    parent.replace(node, ph)
+    try: rendered = render_text(body)
+    finally: parent.replace(ph, node)
+    before, _, after = rendered.partition(_PLACEHOLDER)
+    return before.strip(), after.strip()
+
+def outside_sections(doc, node) -> tuple[int, int]:
+    "How many text sections of the page's rendered `<body>` lie before and after the main content `node` (neither is in the view)."
+    before, after = outside_text(doc, node)
+    return len(sections(before)), len(sections(after))
 
 def page_title(doc) -> str:
     "The page's `<title>` text, whitespace folded (`''` if none): it names the page when the main content does not."
@@ -171,9 +189,16 @@ def compress_html(body: bytes, query: str = '') -> bytes | None:
     if node is None: return None
     text = render_text(node).encode()
     title = page_title(doc)
-    if title and title.encode() not in text[:400]: text = b'# ' + title.encode() + b'\n\n' + text   # unless the content opens with it
+    titled = bool(title) and title.encode() not in text[:400]
+    if titled: text = b'# ' + title.encode() + b'\n\n' + text   # unless the content opens with it
     if not MIN_TEXT_BYTES <= len(text) < len(body): return None
     shorter = compress_text(text, query)
-    return shorter if shorter is not None and len(shorter) < len(text) else text
+    view = shorter if shorter is not None and len(shorter) < len(text) else text
+    before, after = outside_sections(doc, node)
+    if before:                                                       # after the title line, when one was put first
+        head = b'# ' + title.encode() + b'\n\n' if titled and view.startswith(b'# ' + title.encode() + b'\n\n') else b''
+        view = head + elision_marker(before, 'sections').encode() + b'\n\n' + view[len(head):]
+    if after: view = view.rstrip(b'\n') + b'\n\n' + elision_marker(after, 'sections').encode()
+    return view if len(view) < len(body) else None
 
 COMPRESSOR = Compressor('html', compress_html)
