@@ -10,21 +10,21 @@ What a signal is (the same classes the package documents in nbs/05_signals.ipynb
   case, whole word), a CamelCase `…Error`/`…Exception` name, a pytest `E   ` line, `FAILED`;
 - errno: a system call result `= -1 EXXX`;
 - exit: a non-zero exit status (`exit code 2`, `exit status 1`, `returned non-zero`);
-- http: an HTTP 4xx/5xx status (access-log status field, `HTTP/1.1 503`, `status=503`);
+- http: an HTTP 4xx/5xx status (access-log status field, `HTTP/1.1 503`, `status=503`, a table's
+  `status`/`code` column);
 - frame: the last stack frame of a failure (pytest's `path:N: Name` location line after `E` lines,
   the last `File "…", line N` of a Python traceback);
 - summary: totals (`10 files changed`, `=== 3 failed, 10 passed in 2.1s ===`, `added 57 packages`,
   `Successfully installed`);
 - definition: in a diff, an added `def`/`class`/`function`/`func`/`fn` line;
-- change: in a diff, a line of a rewritten block (a removed run replaced by an added run) that the
-  other side does not hold up to white space, when at most a quarter of the block changed;
+- change: in a diff hunk, a removed or added line the other side does not hold up to white space,
+  when at most a quarter of the hunk's changed lines differ so (the real edit of a rewritten block);
 - security: a disabled safety check (`verify=False`, `shell=True`, `rejectUnauthorized: false`,
   `CERT_NONE`, `--insecure`, …).
-Which classes apply depends on the content type: output (log, terminal, search-result, tabular,
-JSON string values) gets all line classes; source (code, config, diff lines) only security,
-definitions and changes, since code talks about errors without reporting one; prose (text, html)
-gets the classes that report a result (errno, exit, http, summary, security, pytest `E` lines,
-upper-case ERROR/FAILED/FATAL/PANIC, Traceback); a JSON string value is read as prose. JSON members: `error`/`errors`/`exception`/
+The result classes (errno, exit, http, summary, security, pytest `E` lines) apply to every content
+type; failure words depend on it: output (log, terminal, search-result, tabular) takes them in any
+case; prose (text, html, JSON string values) only loud (ERROR, FAILED, FATAL, PANIC, Traceback);
+source (code, config, diff) not at all, since code talks about errors without reporting one. JSON members: `error`/`errors`/`exception`/
 `failure` holding something, `deleted`/`failed`/`error` true, `ok`/`success` false, a
 `status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
 a `level`/`severity`/`state`/`status`/`conclusion`/`result` of error, fatal, critical, failed, failure.
@@ -71,12 +71,12 @@ def _security(line: str) -> bool: return _SECURITY.search(line) is not None
 def line_signal(line: str, profile: str) -> str | None:
     "The class of one line (None: not a signal) under a profile (output, source, prose)."
     if _security(line): return 'security'
-    if profile == SOURCE: return None
     if _ERRNO.search(line): return 'errno'
     if _EXIT.search(line): return 'exit'
     if _HTTP.search(line): return 'http'
     if _SUMMARY.search(line): return 'summary'
     if _PYTEST_E.match(line): return 'failure'
+    if profile == SOURCE: return None
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
     if _LOUD.search(line): return 'failure'
     return None
@@ -89,7 +89,7 @@ def _frames(lines: list[str], flags: list) -> None:
         if _PY_FRAME.match(l): last_frame = i; continue
         if _PYTEST_E.match(l):
             j = i + 1
-            while j < len(lines) and _PYTEST_E.match(lines[j]): j += 1
+            while j < len(lines) and (_PYTEST_E.match(lines[j]) or not lines[j].strip()): j += 1
             if j < len(lines) and _PYTEST_LOC.match(lines[j]) and not flags[j]: flags[j] = 'frame'
         if last_frame is not None and flags[i] and not l.startswith((' ', '\t')):
             if not flags[last_frame]: flags[last_frame] = 'frame'
@@ -97,25 +97,17 @@ def _frames(lines: list[str], flags: list) -> None:
 
 
 def _rewritten(lines: list[str], flags: list) -> None:
-    "Diff: in each removed run followed by an added run, the lines one side holds and the other does not (white space ignored), when at most a quarter changed."
-    i, n = 0, len(lines)
-    while i < n:
-        if not lines[i].startswith('-') or lines[i].startswith('---'): i += 1; continue
-        j = i
-        while j < n and lines[j].startswith('-') and not lines[j].startswith('---'): j += 1
-        k = j
-        while k < n and lines[k].startswith('+') and not lines[k].startswith('+++'): k += 1
-        old = [''.join(l[1:].split()) for l in lines[i:j]]
-        new = [''.join(l[1:].split()) for l in lines[j:k]]
-        if old and new:
-            co, cn = Counter(old), Counter(new)
-            gone = [a for a, x in zip(range(i, j), old) if co[x] > cn[x]]
-            came = [a for a, x in zip(range(j, k), new) if cn[x] > co[x]]
-            changed = len(gone) + len(came)
-            if changed and 4 * changed <= len(old) + len(new):
-                for a in gone + came:
-                    if not flags[a]: flags[a] = 'change'
-        i = max(k, i + 1)
+    "Diff: in each hunk, the removed lines the added ones do not hold and the other way round (white space ignored), when at most a quarter of its changed lines differ: the real edits of a rewritten (re-indented, moved) block."
+    starts = [i for i, l in enumerate(lines) if l.startswith(('@@', 'diff '))] + [len(lines)]
+    for a, b in zip(starts, starts[1:]):
+        old = [(i, ''.join(lines[i][1:].split())) for i in range(a, b) if lines[i].startswith('-') and not lines[i].startswith('---')]
+        new = [(i, ''.join(lines[i][1:].split())) for i in range(a, b) if lines[i].startswith('+') and not lines[i].startswith('+++')]
+        if not old or not new: continue
+        co, cn = Counter(x for _, x in old), Counter(x for _, x in new)
+        odd = [i for i, x in old if co[x] > cn[x]] + [i for i, x in new if cn[x] > co[x]]
+        if odd and 4 * len(odd) <= len(old) + len(new):
+            for i in odd:
+                if not flags[i]: flags[i] = 'change'
 
 
 def signal_lines(text: str, content_type: str) -> list[tuple[int, str, str]]:
@@ -130,7 +122,7 @@ def signal_lines(text: str, content_type: str) -> list[tuple[int, str, str]]:
             if _DEFINITION.match(l): flags[i] = 'definition'
             elif not l.startswith((' ', '-', '+')) and _SUMMARY.search(l): flags[i] = 'summary'
         _rewritten(lines, flags)
-    elif profile != SOURCE: _frames(lines, flags)
+    else: _frames(lines, flags)
     return [(i, f, lines[i]) for i, f in enumerate(flags) if f and lines[i].strip()]
 
 
@@ -180,15 +172,28 @@ def _table_rows(text: str) -> list[tuple[str, ...]]:
     return [tuple(r) for r in csv.reader(io.StringIO(text), delimiter=delim)]
 
 
+_STATUS_COLUMNS = {'status', 'status_code', 'statuscode', 'http_status', 'code', 'response', 'response_code', 'sc-status'}
+
+
+def table_signal_rows(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    "Data rows of a table (first row: header) holding a signal: a line class in its joined cells, or a 4xx/5xx status in a status column."
+    if not rows: return []
+    cols = [k for k, h in enumerate(rows[0]) if h.strip().lower() in _STATUS_COLUMNS]
+    return [r for r in rows[1:] if line_signal(' '.join(r), OUTPUT)
+            or any(k < len(r) and re.fullmatch(r'[45][0-9][0-9]', r[k].strip()) for k in cols)]
+
+
 def _hidden_lines(original: str, view: str, content_type: str) -> list[str]:
-    sig = signal_lines(original, content_type)
-    if not sig: return []
-    body, counted, problems = _line_view(view, content_type)
     if content_type == 'tabular':
-        want = Counter(tuple(c.strip() for c in r) for r in _table_rows(original) if line_signal(' '.join(r), OUTPUT))
+        want = Counter(tuple(c.strip() for c in r) for r in table_signal_rows(_table_rows(original)))
+        if not want: return []
+        body, counted, problems = _line_view(view, content_type)
         have = Counter(tuple(c.strip() for c in r) for r in _table_rows(body))
         hidden = [' , '.join(r) for r, c in want.items() for _ in range(max(0, c - have[r]))]
     else:
+        sig = signal_lines(original, content_type)
+        if not sig: return []
+        body, counted, problems = _line_view(view, content_type)
         need = Counter(_core(l) for _, _, l in sig)
         hidden = []
         for core, c in need.items():
