@@ -10,7 +10,7 @@ __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VA
            'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'guard_or', 'credential_name',
            'summary_budget', 'summarize_elided', 'loads_lexical', 'dumps_lexical', 'json_bytes', 'json_scalar_text',
            'json_number', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line',
-           'elide_runs', 'query_fill']
+           'signal_section', 'elide_runs', 'query_fill']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -506,20 +506,32 @@ def contract_line(unit: str) -> str:
     return (f'{CONTRACT_PREFIX}{unit} resemble those shown and satisfy the stated invariants; answer from this view '
             f'and use caveman_retrieve at most once, broadly, as a last resort {ELLIPSIS}')
 
+# %% ../../nbs/10_compressors_base.ipynb #fc9e6fe7
+import json
+
+def signal_section(n: int, first: str) -> str:
+    "The marker section `signals×N first=S` for `n` hidden signal units, S the JSON string of the first one's text (line end dropped, cut to 100 characters + `…`)."
+    text = first.rstrip('\r\n')
+    if len(text) > 100: text = text[:100] + ELLIPSIS
+    return f'signals×{n} first={json.dumps(text, ensure_ascii=False)}'
+
 # %% ../../nbs/10_compressors_base.ipynb #559b3be6
 from typing import Callable
 
 def _nbytes(s: str) -> int: return len(s) if s.isascii() else len(s.encode('utf-8', 'surrogatepass'))
 
 def elide_runs(lines: Sequence[str], keep: Sequence[bool], what: str = 'lines',
-               fields: Callable[[str], list] | None = None, crlf: bool = False) -> tuple[list[str], int]:
-    "Lines with each worth-eliding dropped run replaced by its `elision_marker` (summary from `fields` per line), and the UTF-8 bytes elided (reference §3.3, §3.5)."
+               fields: Callable[[str], list] | None = None, crlf: bool = False,
+               signals: Sequence | None = None) -> tuple[list[str], int]:
+    "Lines with each worth-eliding dropped run replaced by its `elision_marker` (summary from `fields` per line, plus a `signal_section` for the lines `signals` flags), and the UTF-8 bytes elided (reference §3.3, §3.5)."
     out, elided, i = [], 0, 0
     for a, b in dropped_runs(keep):
         out.extend(lines[i:a]); i = b
         run = lines[a:b]
         run_bytes = sum(_nbytes(l) + 1 for l in run)
         summary = summarize_elided((fields(l) for l in run), run_bytes) if fields else ''
+        if signals is not None and (hit := [k for k in range(a, b) if signals[k]]):
+            summary = '; '.join(filter(None, (summary, signal_section(len(hit), lines[hit[0]]))))
         marker = elision_marker(b - a, what, summary)
         if worth_eliding(b - a, summary, _nbytes(marker), run_bytes):
             out.append(marker + ('\r' if crlf else '')); elided += run_bytes
