@@ -141,7 +141,7 @@ _SIGNALS = re.compile(r'(?:^|; )signals×([0-9]+) first=("(?:[^"\\]|\\.)*")')
 
 def _counted(summary: str, problems: list) -> int:
     n = 0
-    for m in _SIGNALS.finditer(summary):
+    for m in _SIGNALS.finditer(summary.strip()):
         n += int(m.group(1))
         try: json.loads(m.group(2))
         except ValueError: problems.append(f'malformed first= in {summary!r}')
