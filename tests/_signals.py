@@ -148,7 +148,12 @@ def _counted(summary: str, problems: list) -> int:
     return n
 
 
-def _core(line: str) -> str:
+_HIT = re.compile(r'[^\s:]+?([:-])([0-9]+)\1(.*)\Z', re.S)
+
+
+def _core(line: str, content_type: str = '') -> str:
+    "What of an original line must show in the view: the line without outer white space; for a search hit `N:text` (hits may be grouped under their path)."
+    if content_type == 'search-result' and (m := _HIT.match(line)): return f'{m[2]}{m[1]}{m[3]}'.strip()
     return line.strip()
 
 
@@ -194,7 +199,7 @@ def _hidden_lines(original: str, view: str, content_type: str) -> list[str]:
         sig = signal_lines(original, content_type)
         if not sig: return []
         body, counted, problems = _line_view(view, content_type)
-        need = Counter(_core(l) for _, _, l in sig)
+        need = Counter(_core(l, content_type) for _, _, l in sig)
         hidden = []
         for core, c in need.items():
             seen = body.count(core) if core else c
