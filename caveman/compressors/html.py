@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['REMOVED_TAGS', 'PERMALINK_TEXTS', 'HIDDEN_XPATH', 'SCORED_BLOCKS', 'CONTAINERS', 'MIN_BLOCK_BYTES', 'PRUNABLE',
-           'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES', 'COMPRESSOR', 'parse_clean', 'main_content',
-           'is_link_list', 'render_text', 'page_title', 'compress_html']
+           'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES', 'SIGNALS_NOTE', 'COMPRESSOR', 'parse_clean',
+           'main_content', 'is_link_list', 'render_text', 'page_title', 'outside_signals', 'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
 import lxml.html, lxml.etree
@@ -162,6 +162,19 @@ def page_title(doc) -> str:
     t = doc.find('.//title')
     return ' '.join(t.text_content().split()) if t is not None else ''
 
+from ..signals import PROSE, signal_flags
+
+_TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code')
+SIGNALS_NOTE = '… caveman: signal lines from outside the main content …'
+
+def outside_signals(body: bytes, view: bytes) -> list[str]:
+    "Signal lines (`caveman.signals`, prose profile; white space folded) of the page's text blocks that `view` does not show, in page order, once each."
+    try: doc = lxml.html.document_fromstring(body)
+    except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError): return []
+    lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in el.text_content().split('\n')]
+    shown = ' '.join(view.decode('utf-8', 'replace').split())
+    return list(dict.fromkeys(l for l, f in zip(lines, signal_flags(lines, PROSE)) if f and l not in shown))
+
 def compress_html(body: bytes, query: str = '') -> bytes | None:
     "HTML page bytes (UTF-8) -> the main content as UTF-8 text, then compressed by the text rules when they elide anything; `None` if not UTF-8, unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
     try: body.decode('utf-8')
@@ -174,6 +187,8 @@ def compress_html(body: bytes, query: str = '') -> bytes | None:
     if title and title.encode() not in text[:400]: text = b'# ' + title.encode() + b'\n\n' + text   # unless the content opens with it
     if not MIN_TEXT_BYTES <= len(text) < len(body): return None
     shorter = compress_text(text, query)
-    return shorter if shorter is not None and len(shorter) < len(text) else text
+    out = shorter if shorter is not None and len(shorter) < len(text) else text
+    if missing := outside_signals(body, out): out += ('\n\n' + SIGNALS_NOTE + '\n' + '\n'.join(missing) + '\n').encode()
+    return out if len(out) < len(body) else None
 
 COMPRESSOR = Compressor('html', compress_html)
