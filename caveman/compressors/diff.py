@@ -88,6 +88,16 @@ def _block_drops(lines: list[bytes], roles: list[int], signals: list) -> dict[in
         i = j
     return drops
 
+def _held(lines: list[bytes], roles: list[int], signals: list) -> list:
+    "`signals` plus every changed line of a hunk that already holds an added/removed marker: what a first pass kept there stays (its rewrite edits cannot be recomputed from a view), so a second pass declines."
+    starts = [i for i, l in enumerate(lines) if l.startswith((b'@@', b'diff '))] + [len(lines)]
+    out = list(signals)
+    for a, b in zip(starts, starts[1:]):
+        if any((m := _MARKER.match(lines[k])) and m[2] != b'context' for k in range(a, b)):
+            for k in range(a, b):
+                if roles[k] in (ADDED, REMOVED) and not out[k]: out[k] = 'held'
+    return out
+
 def _marker(n: int, what: str, crlf: bool) -> bytes: return synth_line(f'… {n} {what} lines elided (caveman) …', crlf)
 
 _WHAT = {CONTEXT: 'context', ADDED: 'added', REMOVED: 'removed'}
@@ -102,7 +112,7 @@ def compress_diff(body: bytes, query: str = '') -> bytes | None:
         if r != CONTEXT:
             for j in range(max(0, i - CONTEXT_LINES), min(len(lines), i + CONTEXT_LINES + 1)): keep[j] = True
     drop = {i: CONTEXT for i, k in enumerate(keep) if not k}
-    signals = diff_signal_flags([l.decode('utf-8', 'replace').rstrip('\r') for l in lines])
+    signals = _held(lines, roles, diff_signal_flags([l.decode('utf-8', 'replace').rstrip('\r') for l in lines]))
     drop.update(_block_drops(lines, roles, signals))
     crlf, out, i, dropped = crlf_majority(body), [], 0, False
     while i < len(lines):
