@@ -19,73 +19,91 @@ def profile_of(content_type: str) -> str:
 # %% ../nbs/05_signals.ipynb #db5404a2
 import re
 
-_W = r'(?<![\w./@-])(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w)'
-_WORDS = re.compile(_W, re.I)
-_LOUD = re.compile(r'(?<![\w./@-])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![\w@/-])|Traceback \(most recent call last\)')
-_CAMEL = re.compile(r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|\s*$)')
-_PYTEST_E = re.compile(r'E {3}')
-_ERRNO = re.compile(r'= -1 E[A-Z0-9]+\b')
-_EXIT = re.compile(r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)\W{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
-                   r'|(?i:returned non-zero|non-zero exit)')
-_HTTP = re.compile(r'"[A-Z]+ [^"]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
-                   r'|(?i:\bstatus(?:_code|Code)?)"?\s*[=:]\s*"?[45][0-9][0-9]\b')
-_SUMMARY = re.compile(r'\b[0-9]+ files? changed\b|\b[0-9]+ insertions?\(\+\)|\b[0-9]+ deletions?\(-\)'
-                      r'|^=+ .*\b[0-9]+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b.* in [0-9.]+s'
-                      r'|\badded [0-9]+ packages?\b|\bremoved [0-9]+ packages?\b|\bchanged [0-9]+ packages?\b|\baudited [0-9]+ packages?\b'
-                      r'|\bSuccessfully (?:installed|built|uninstalled)\b|\b[0-9]+ upgraded, [0-9]+ newly installed\b'
-                      r'|^Ran [0-9]+ tests? in\b|\bfound [0-9]+ vulnerabilit')
+_WORDS = r'(?i:(?<![\w./@-])(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w))'
+_LOUD = r'(?<![\w./@-])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![\w@/-])|Traceback \(most recent call last\)'
+_CAMEL = r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|[ \t\r]*$)'
+_PYTEST_E = r'^E {3}'
+_ERRNO = r'= -1 E[A-Z0-9]+\b'
+_EXIT = (r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)[^\w\n]{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
+         r'|(?i:returned non-zero|non-zero exit)')
+_HTTP = (r'"[A-Z]+ [^"\n]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
+         r'|(?i:\bstatus(?:_code|Code)?)"?[ \t]*[=:][ \t]*"?[45][0-9][0-9]\b')
+_SUMMARY = (r'\b[0-9]+ files? changed\b|\b[0-9]+ insertions?\(\+\)|\b[0-9]+ deletions?\(-\)'
+            r'|^=+ .*\b[0-9]+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b.* in [0-9.]+s'
+            r'|\badded [0-9]+ packages?\b|\bremoved [0-9]+ packages?\b|\bchanged [0-9]+ packages?\b|\baudited [0-9]+ packages?\b'
+            r'|\bSuccessfully (?:installed|built|uninstalled)\b|\b[0-9]+ upgraded, [0-9]+ newly installed\b'
+            r'|^Ran [0-9]+ tests? in\b|\bfound [0-9]+ vulnerabilit')
 _SAFETY = (r'(?:verify|ssl_verify|verify_ssl|verify_certs?|check_hostname|sslverify|strict_ssl|strictSSL|rejectUnauthorized'
            r'|validate_certs|verify_peer|verify_host)')
-_SECURITY = re.compile(r'\b' + _SAFETY + r'["\']?\s*[=:]\s*(?:False|false|0|no|off)\b'
-                       r'|\b(?:insecure\w*|InsecureSkipVerify|allow_insecure)["\']?\s*[=:]\s*(?:True|true)\b'
-                       r'|\bshell\s*=\s*True\b|\bCERT_NONE\b|--insecure\b|--no-verify\b|--no-check-certificate\b'
-                       r'|\bNODE_TLS_REJECT_UNAUTHORIZED\W{0,3}0\b'
-                       r'|\bdisable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?\s*[=:]\s*(?:True|true|1|yes|on)\b'
-                       r'|\bchmod\s+(?:-R\s+)?0?777\b')
+_SECURITY = (r'\b' + _SAFETY + r'["\']?[ \t]*[=:][ \t]*(?:False|false|0|no|off)\b'
+             r'|\b(?:insecure\w*|InsecureSkipVerify|allow_insecure)["\']?[ \t]*[=:][ \t]*(?:True|true)\b'
+             r'|\bshell[ \t]*=[ \t]*True\b|\bCERT_NONE\b|--insecure\b|--no-verify\b|--no-check-certificate\b'
+             r'|\bNODE_TLS_REJECT_UNAUTHORIZED[^\w\n]{0,3}0\b'
+             r'|\bdisable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?[ \t]*[=:][ \t]*(?:True|true|1|yes|on)\b'
+             r'|\bchmod[ \t]+(?:-R[ \t]+)?0?777\b')
+
+# Each class is tried only when one of its literals (lower case) occurs in the line: `in` is far
+# cheaper than a pattern, and most lines hold none. The classes are tried in this order.
+_CLASSES = [  # (class, literals, pattern, profiles)
+    ('security', ('verify', 'hostname', 'ssl', 'insecure', 'shell', 'cert_none', '--no-', 'tls', 'disable', 'chmod'), _SECURITY, (OUTPUT, PROSE, SOURCE)),
+    ('errno', ('= -1 e',), _ERRNO, (OUTPUT, PROSE, SOURCE)),
+    ('exit', ('exit', 'returncode', 'return code', 'non-zero'), _EXIT, (OUTPUT, PROSE, SOURCE)),
+    ('http', ('http/', 'status'), _HTTP, (OUTPUT, PROSE, SOURCE)),
+    ('summary', ('changed', 'insertion', 'deletion', 'passed', 'failed', 'error', 'skipped', 'warning', 'packages',
+                 'successfully', 'upgraded', 'ran ', 'vulnerab'), _SUMMARY, (OUTPUT, PROSE, SOURCE)),
+    ('failure', ('e   ',), _PYTEST_E, (OUTPUT, PROSE, SOURCE)),
+    ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _LOUD, (PROSE,)),
+    ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
+]
+_BY_PROFILE = {p: [(cls, lits, re.compile(pat)) for cls, lits, pat, profiles in _CLASSES if p in profiles] for p in (OUTPUT, PROSE, SOURCE)}
+_LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits))
+
+def _has_literal(text: str) -> bool:
+    low = text.lower()
+    return any(l in low for l in _LITERALS)
 
 def line_signal(line: str, profile: str = OUTPUT) -> str | None:
-    "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`) under a profile, or None."
-    if _SECURITY.search(line): return 'security'
-    if _ERRNO.search(line): return 'errno'
-    if _EXIT.search(line): return 'exit'
-    if _HTTP.search(line): return 'http'
-    if _SUMMARY.search(line): return 'summary'
-    if _PYTEST_E.match(line): return 'failure'
-    if profile == SOURCE: return None
-    if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
-    if _LOUD.search(line): return 'failure'
+    "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, tried in that order) under a profile, or None."
+    low = line.lower()
+    for cls, lits, rx in _BY_PROFILE[profile]:
+        if any(l in low for l in lits) and rx.search(line): return cls
     return None
 
 # %% ../nbs/05_signals.ipynb #a08fdf0b
 from bisect import bisect_right
 from collections.abc import Sequence
 
-_PREFILTER = {
-    OUTPUT: re.compile(r'(?i:error|fail|fatal|panic|exception|traceback|exit|returned non|non-zero|http/|status|files? changed'
-                       r'|insertion|deletion|passed|packages|successfully|upgraded|ran |vulnerab|verify|ssl|hostname|cert_none'
-                       r'|insecure|shell|--no-|tls|disable|chmod)|= -1 E|^E {3}', re.M),
-}
-_PREFILTER[PROSE] = _PREFILTER[SOURCE] = _PREFILTER[OUTPUT]
 _PY_FRAME = re.compile(r'\s*File "[^"]*", line [0-9]+')
 _PYTEST_LOC = re.compile(r'[^\s:]+:[0-9]+: [A-Za-z_][\w.]*')
+_E_LINE = re.compile(_PYTEST_E)
+_ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 
-def _candidates(lines: Sequence[str], profile: str) -> list[int]:
-    "Indices of the lines the prefilter matches (one regex pass over the joined text)."
+def _line_flags(lines: Sequence[str], profile: str) -> list[str | None]:
+    "Per line, the class of its first match: `str.find` of the literals over the joined lower-cased text picks the candidate lines, the pattern classifies only those."
+    flags = [None] * len(lines)
+    if not lines: return flags
     text = '\n'.join(lines)
+    low = text.lower()
+    if len(low) != len(text): low = text.translate(_ASCII_LOWER)     # a letter lowered to two: positions would shift
     starts, pos = [], 0
     for l in lines: starts.append(pos); pos += len(l) + 1
-    out = []
-    for m in _PREFILTER[profile].finditer(text):
-        i = bisect_right(starts, m.start()) - 1
-        if not out or out[-1] != i: out.append(i)
-    return out
+    starts.append(pos)
+    cand = set()
+    for lit in _LITERALS:
+        i = low.find(lit)
+        while i >= 0:
+            n = bisect_right(starts, i) - 1
+            cand.add(n)
+            i = low.find(lit, starts[n + 1])                  # the next line: this one is a candidate already
+    for n in cand: flags[n] = line_signal(lines[n], profile)
+    return flags
 
 def _frames(lines: Sequence[str], flags: list) -> None:
     "Flag the last frame of each failure in place (see above)."
     last = None
     for i, l in enumerate(lines):
         if _PY_FRAME.match(l): last = i; continue
-        if flags[i] and _PYTEST_E.match(l) and not (i + 1 < len(lines) and _PYTEST_E.match(lines[i + 1])):
+        if flags[i] and _E_LINE.match(l) and not (i + 1 < len(lines) and _E_LINE.match(lines[i + 1])):
             j = i + 1
             while j < len(lines) and not lines[j].strip(): j += 1
             if j < len(lines) and not flags[j] and _PYTEST_LOC.match(lines[j]): flags[j] = 'frame'
@@ -95,8 +113,7 @@ def _frames(lines: Sequence[str], flags: list) -> None:
 
 def signal_flags(lines: Sequence[str], profile: str = OUTPUT) -> list[str | None]:
     "Per line (str, no line end): its signal class or None, under `profile`, `frame`s included; linear in the text."
-    flags = [None] * len(lines)
-    for i in _candidates(lines, profile): flags[i] = line_signal(lines[i], profile)
+    flags = _line_flags(lines, profile)
     if any(flags): _frames(lines, flags)
     return flags
 
@@ -119,15 +136,11 @@ def _rewrite_changes(lines: Sequence[str], flags: list) -> None:
 
 def diff_signal_flags(lines: Sequence[str]) -> list[str | None]:
     "Per line of a unified diff (str, no line end): `definition` / `change` / a line class, or None; context lines never signal."
-    flags = [None] * len(lines)
-    for i in _candidates(lines, SOURCE):
-        l = lines[i]
-        if l.startswith(('+++', '---')): continue
-        if l[:1] == ' ': continue
-        if l[:1] in '+-': flags[i] = line_signal(l, SOURCE)
-        else:
-            c = line_signal(l, SOURCE)
-            flags[i] = c if c in ('summary', 'exit', 'errno', 'http') else None
+    flags = _line_flags(lines, SOURCE)
+    for i, l in enumerate(lines):
+        if not flags[i]: continue
+        if l.startswith(('+++', '---')) or l[:1] == ' ': flags[i] = None
+        elif l[:1] not in '+-' and flags[i] not in ('summary', 'exit', 'errno', 'http'): flags[i] = None
     for i, l in enumerate(lines):
         if not flags[i] and l[:1] == '+' and not l.startswith('+++') and _DEFINITION.match(l): flags[i] = 'definition'
     _rewrite_changes(lines, flags)
@@ -171,10 +184,10 @@ def json_signal(value) -> str | None:
                 if member_signal(k, x): return f'{k}={x!r}' if type(x) is not bool else f'{k}={str(x).lower()}'
                 if type(x) in (dict, list, str): stack.append(x)
         elif t is list: stack.extend(reversed(v))
-        elif t is str and v[:1] != '\ufdd0':
-            if _PREFILTER[PROSE].search(v):
-                for l in v.split('\n'):
-                    if line_signal(l, PROSE): return l
+        elif t is str and v[:1] != '\ufdd0' and _has_literal(v):
+            lines = v.split('\n')
+            for l, f in zip(lines, _line_flags(lines, PROSE)):
+                if f: return l
     return None
 
 # %% ../nbs/05_signals.ipynb #236b9451

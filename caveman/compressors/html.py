@@ -169,6 +169,8 @@ SIGNALS_NOTE = '… caveman: signal lines from outside the main content …'
 
 def outside_signals(body: bytes, view: bytes) -> list[str]:
     "Signal lines (`caveman.signals`, prose profile; white space folded) of the page's text blocks that `view` does not show, in page order, once each."
+    raw = body.decode('utf-8', 'replace').split('\n')
+    if not any(signal_flags(raw, PROSE)): return []               # no line of the page's source holds one: no need to parse
     try: doc = lxml.html.document_fromstring(body)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError): return []
     lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in el.text_content().split('\n')]
