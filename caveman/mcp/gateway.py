@@ -8,7 +8,7 @@ __all__ = ['log', 'STARTUP_TIMEOUT', 'GATEWAY_TOOLS', 'ConfigError', 'Policy', '
            'Upstream', 'Gateway', 'LineWriter', 'gateway_dispatch']
 
 # %% ../../nbs/55_mcp_gateway.ipynb #077cc1a5
-import asyncio, fnmatch, hashlib, json, logging, os, re, shutil, threading, time
+import asyncio, concurrent.futures, fnmatch, hashlib, json, logging, os, re, shutil, threading, time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 
@@ -214,8 +214,13 @@ class _Loop:
     def submit(self, coro): return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def run(self, coro, timeout: float | None = None):
-        fut = self.submit(coro)
-        try: return fut.result(timeout)
+        "Wait for `coro` on the loop; a cancellation of the waiting thread (the server's `Cancelled`, raised into it asynchronously) cancels the coroutine, and the SDK then tells the upstream."
+        fut, deadline = self.submit(coro), None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:                       # short waits: an exception raised into this thread lands within 0.1 s
+                try: return fut.result(0.1)
+                except concurrent.futures.TimeoutError:
+                    if deadline is not None and time.monotonic() > deadline: raise
         except BaseException: fut.cancel(); raise
 
     def close(self):
