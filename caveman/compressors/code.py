@@ -202,8 +202,14 @@ def _doc_edits(tree, body, language, body_edits, newline):
         if short is not None: edits.append((c.start_byte, c.end_byte, short))
     return edits
 
+from ..signals import SOURCE, signal_flags
+
+def _holds_signal(text: bytes) -> bool:
+    "True when a source span holds a signal line (`caveman.signals`, source profile: `verify=False`, `shell=True`, an `exit code 2`, …)."
+    return any(signal_flags(text.decode('utf-8', 'replace').split('\n'), SOURCE))
+
 def compress_code(body: bytes, query: str = '') -> bytes | None:
-    "Source bytes -> the same source with outermost function bodies elided and long JS/TS doc comments cut; `None` if no grammar, parse errors, nothing elided or not smaller (reference §3.15)."
+    "Source bytes -> the same source with outermost function bodies elided and long JS/TS doc comments cut (never one holding a signal line); `None` if no grammar, parse errors, nothing elided or not smaller (reference §3.15)."
     language = detect_language(body)
     if language is None: return None
     tree, language = _parse_clean(body, language)
@@ -214,6 +220,7 @@ def compress_code(body: bytes, query: str = '') -> bytes | None:
     if before: bodies = [b for b in bodies if not b.parent.has_error]            # only functions read without error
     edits = [(b.start_byte, b.end_byte, body_replacement(b, body, language, newline)) for b in bodies]
     if language in _DOC_LANGS: edits += _doc_edits(tree, body, language, edits, newline)
+    edits = [e for e in edits if not _holds_signal(body[e[0]:e[1]])]        # caveman.signals: such a body stays whole
     out, pos = [], 0
     for start, end, text in sorted(edits):
         out += [body[pos:start], text]

@@ -135,8 +135,11 @@ def _strip_html_blocks(text: str) -> tuple[str, int]:
         kept.append(text[pos:a]); pos, removed = b + 3, removed + 1
     return ''.join(kept) + text[pos:], removed
 
+from ..signals import PROSE, signal_flags, forced_signals
+from .base import signal_section
+
 def compress_text(body: bytes, query: str = '') -> bytes | None:
-    "Replace each run of redundant sections of a text (UTF-8, >= 1600 bytes, > 6 sections) with `… N sections elided (caveman) …`, keeping head, tail, headings, flagged sections and fenced code whole (in a document without redundancy: its outline, leads and code); None when declined (reference §3.6)."
+    "Replace each run of redundant sections of a text (UTF-8, >= 1600 bytes, > 6 sections) with `… N sections elided (caveman) …`, keeping head, tail, headings, flagged sections, sections with a signal line (`caveman.signals`, prose profile) and fenced code whole (in a document without redundancy: its outline, leads and code); None when declined (reference §3.6)."
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
     if len(text.strip().encode('utf-8')) < MIN_BYTES or _OWN_MARKER in text: return None
@@ -145,7 +148,9 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     n = len(spans)
     if n < MIN_SECTIONS: return None
     secs = [text[a:b] for a, b in spans]
-    keep = [k or _OWN_MARKER in s for k, s in zip(heading_keep(secs), secs)]
+    sig = [[l for l, f in zip(ls, signal_flags(ls, PROSE)) if f] for ls in (s.split('\n') for s in secs)]
+    forced = forced_signals([l[0] if l else '' for l in sig], sig)
+    keep = [k or _OWN_MARKER in s or f for k, s, f in zip(heading_keep(secs), secs, forced)]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
     keep = keep_document(secs, keep)
@@ -153,7 +158,8 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     if not runs and not removed: return None
     out, pos = [], 0
     for a, b in runs:
-        out += [text[pos:spans[a][0]], elision_marker(b - a, 'sections')]
+        hidden = [l for k in range(a, b) for l in sig[k]]
+        out += [text[pos:spans[a][0]], elision_marker(b - a, 'sections', signal_section(len(hidden), hidden[0]) if hidden else '')]
         pos = spans[b - 1][1]
     out.append(text[pos:])
     return ''.join(out).encode('utf-8')
