@@ -8,45 +8,25 @@ scripted `tool_use`, and records every request, so we read exactly what the mode
 `caveman install claude-code --scope project` (the real command) writes the project's settings; HOME and
 CAVEMAN_HOME point into a temp dir, so the hook and caveman-mcp share a fresh recovery store.
 """
-import json, os, platform, re, shutil, subprocess, sys
+import json, re, subprocess, sys
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
 from _fake_anthropic import FakeAnthropic, tool_use, tool_results, result_text, text
+from _claude_code import claude_binary, host_env, run_claude
 
 pytestmark = pytest.mark.slow
 
-PACKAGE, VERSION = '@anthropic-ai/claude-code', '2.1.197'
-NPM_DIR = ROOT / '.work' / 'npm'
-ARCH = {'x86_64': 'x64', 'amd64': 'x64', 'aarch64': 'arm64', 'arm64': 'arm64'}.get(platform.machine().lower(), platform.machine())
-BIN_PKG = NPM_DIR / 'node_modules' / '@anthropic-ai' / f'claude-code-linux-{ARCH}'
 HANDLE = re.compile(r'recovery_handle="(ccr_[0-9a-f]{32})"')
 TOOLS = 'Bash,Read,Grep,Glob,WebFetch,mcp__caveman__caveman_retrieve'
 
 
-def installed_version() -> str | None:
-    try: return json.loads((BIN_PKG / 'package.json').read_text())['version']
-    except (OSError, ValueError, KeyError): return None
-
-
-def claude_binary() -> str:
-    "The Claude Code binary, installing the pinned version from npm first if needed (fails, never skips)."
-    npm = shutil.which('npm')
-    if not npm: pytest.fail('npm is needed to install Claude Code (npm registry)')
-    if installed_version() != VERSION:
-        NPM_DIR.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([npm, 'install', '--prefix', str(NPM_DIR), '--cache', str(NPM_DIR / 'cache'), '--ignore-scripts',
-                            '--no-audit', '--no-fund', '--loglevel', 'error', f'{PACKAGE}@{VERSION}'],
-                           capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-        if r.returncode != 0 or installed_version() != VERSION:
-            pytest.fail(f'npm install {PACKAGE}@{VERSION} failed (rc {r.returncode}):\n{r.stderr[-3000:]}')
-    return str(BIN_PKG / 'claude')
-
-
 @pytest.fixture(scope='module')
-def claude() -> str: return claude_binary()
+def claude() -> str:
+    try: return claude_binary()
+    except RuntimeError as e: pytest.fail(str(e))
 
 
 def caveman_exe() -> str:
@@ -60,19 +40,14 @@ class Session:
     def __init__(self, tmp: Path, *install_args: str, extra_env: dict | None = None):
         self.project, self.home = tmp / 'project', tmp / 'home'
         self.project.mkdir(); self.home.mkdir()
-        self.env = {'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(self.home),
-                    'CAVEMAN_HOME': str(self.home / 'cv'), 'DISABLE_AUTOUPDATER': '1',
-                    'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1', **(extra_env or {})}
-        if install_args is not None:
-            r = subprocess.run([caveman_exe(), 'install', 'claude-code', '--scope', 'project', *install_args],
-                               cwd=self.project, env=self.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-            assert r.returncode == 0, r.stderr
+        self.env = host_env(self.home, extra_env)
+        r = subprocess.run([caveman_exe(), 'install', 'claude-code', '--scope', 'project', *install_args],
+                           cwd=self.project, env=self.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stderr
 
     def run(self, claude: str, script, tools: str = TOOLS) -> FakeAnthropic:
         with FakeAnthropic(script) as api:
-            r = subprocess.run([claude, '-p', 'work on this project', '--setting-sources', 'project', '--allowedTools', tools,
-                                '--model', 'claude-sonnet-4-5'], cwd=self.project, env={**self.env, **api.env()},
-                               capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+            r = run_claude(claude, self.project, {**self.env, **api.env()}, tools)
         assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
         return api
 
