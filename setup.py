@@ -30,23 +30,25 @@ requirements += shlex.split(cfg.get('requirements', ''))
 if cfg.get('pip_requirements'): requirements += shlex.split(cfg.get('pip_requirements', ''))
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
-dev_requirements = (cfg.get('dev_requirements') or '').split()
+notebooks_requirements = (cfg.get('notebooks_requirements') or '').split()
+dev_requirements = (cfg.get('dev_requirements') or '').split() + notebooks_requirements
 project_urls = {}
+if cfg.get('git_url'): project_urls['Source'] = cfg['git_url']
 if cfg.get('doc_host'): project_urls["Documentation"] = cfg['doc_host'] + cfg.get('doc_baseurl', '')
 
 setuptools.setup(
-    name = cfg['lib_name'],
+    name = cfg.get('dist_name') or cfg['lib_name'],
     license = lic[0],
+    license_files = ['LICENSE'],
     classifiers = [
         'Development Status :: ' + statuses[int(cfg['status'])],
         'Intended Audience :: ' + cfg['audience'].title(),
         'Natural Language :: ' + cfg['language'].title(),
     ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]] + (['License :: ' + lic[1] ] if lic[1] else []),
-    url = cfg['git_url'],
     packages = setuptools.find_packages(),
     include_package_data = True,
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements },
+    extras_require={ 'dev': dev_requirements, 'notebooks': notebooks_requirements },
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding="utf8").read(),

@@ -9,7 +9,7 @@ __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_P
            'make_private_dirs', 'default_path', 'budget_from_env', 'check_store_dir', 'secure_file',
            'prepare_store_path', 'is_busy', 'retry_on_busy', 'rfc3339_nano', 'write_transaction', 'migrate',
            'apply_page_caps', 'Store', 'open_store', 'content_hash_for', 'object_id_for', 'TypedObject', 'new_object',
-           'ratio', 'empty_summary']
+           'ratio', 'empty_summary', 'normalize_handle']
 
 # %% ../nbs/02_ccr.ipynb #7b9fbcb8
 import errno, hashlib, json, os, re, sqlite3, stat, threading, time
@@ -561,3 +561,14 @@ def summary(self: Store) -> dict:
     if self.max_bytes: out['max_storage_bytes'] = self.max_bytes
     if used >= self.max_bytes: out['storage_full'] = True
     return out
+
+# %% ../nbs/02_ccr.ipynb #88ce19ea
+_BLOB_HASH = re.compile(r'(?:ccr_)?([0-9a-f]{32})', re.I)
+
+def normalize_handle(handle: str) -> str:
+    "Canonical store key for any accepted spelling: `ccr_X`, `<<ccr:ccr_X>>`, `ccr:ccr_X`, `ccr://<id>` or a bare object id, and the blob hash X alone in any of them (32 hex digits, either case, as is the prefix); `''` when nothing is left."
+    h = (handle or '').strip()
+    if h.startswith('<<') and h.endswith('>>'): h = h[2:-2].strip()
+    if h[:6].lower() == 'ccr://': h = h[6:].strip().strip('/')
+    elif h[:4].lower() == 'ccr:': h = h[4:].strip()
+    return 'ccr_' + m[1].lower() if (m := _BLOB_HASH.fullmatch(h)) else h

@@ -6,7 +6,10 @@
 __all__ = ['PASTE', 'Explorer', 'compress', 'retrieve', 'show']
 
 # %% ../nbs/61_explore.ipynb #ffe4107f
-import ipywidgets as widgets
+try: import ipywidgets as widgets
+except ImportError as e:
+    raise ImportError("caveman.explore needs ipywidgets, which comes with the notebooks extra: "
+                      "pip install 'caveman-context[notebooks]'") from e
 from pathlib import Path
 
 from . import ccr

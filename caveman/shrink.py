@@ -8,7 +8,7 @@ __all__ = ['SHRINK_TYPE', 'MAX_INPUT_BYTES', 'USAGE', 'compact_json', 'opened_st
            'selection_profile']
 
 # %% ../nbs/41_shrink.ipynb #64527043
-import json, sys
+import json, os, sys
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -64,8 +64,8 @@ def shrink(catalog: bytes | str, store: 'ccr.Store | str | None' = None, counter
 
 # %% ../nbs/41_shrink.ipynb #c8af3231
 def recover(handle: str, store: 'ccr.Store | str | None' = None) -> bytes:
-    "The exact original bytes committed under `handle` (surrounding whitespace ignored); raises `ccr.NotFound` for an unknown handle and `ccr.StoreError` when the store cannot be opened (reference §8.1)."
-    with opened_store(store) as s: return s.get(handle.strip())
+    "The exact original bytes committed under `handle` (any spelling `ccr.normalize_handle` reads); raises `ccr.NotFound` for an unknown handle and `ccr.StoreError` when the store cannot be opened (reference §8.1)."
+    with opened_store(store) as s: return s.get(ccr.normalize_handle(handle))
 
 # %% ../nbs/41_shrink.ipynb #3c56c3b0
 def reduction(before: int, after: int) -> float:
@@ -124,7 +124,7 @@ def lint(catalog: bytes | str, counter: Counter | None = None) -> Report:
 
 # %% ../nbs/41_shrink.ipynb #1c3e85e3
 MAX_INPUT_BYTES = 32 * 1024 * 1024   # 33,554,432 bytes (SPEC §13)
-USAGE = 'usage: caveman-shrink [shrink] < CATALOG | lint [--json] FILE | recover HANDLE | --help'
+USAGE = 'usage: caveman-shrink [shrink] [FILE|-] | lint [--json] FILE|- | recover HANDLE | --help | --version'
 
 class InputTooLarge(ValueError):
     "An input over the byte cap (`cave_input_too_large`)."
@@ -159,9 +159,17 @@ def _usage(stderr) -> int:
     return 2
 
 # %% ../nbs/41_shrink.ipynb #b0e75209
-def _run_shrink(stdin, stdout, stderr, store) -> int:
-    try: data = read_capped(stdin)
+def _read(path: str | None, stdin, stderr) -> bytes | int:
+    "The capped bytes of `path` (`None` or `-`: `stdin`), or the exit code of the fatal error already reported."
+    try:
+        if path in (None, '-'): return read_capped(stdin)
+        with open(path, 'rb') as f: return read_capped(f, what=path)
     except InputTooLarge as e: return _fatal(stderr, 'cave_input_too_large', str(e))
+    except OSError as e: return _fatal(stderr, 'cave_read_failed', f'read {path}: {e.strerror or e}')
+
+def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
+    data = _read(path, stdin, stderr)
+    if type(data) is int: return data
     if store is None and ccr.default_path(create=False) == ':memory:':   # CAVEMAN_CCR_DB=:memory: ends with this process
         out, note = data, {'ratio': 0, 'basis': 'inferred', 'note': 'passed through: the recovery store is in memory and ends '
                                                                       'with this command, so nothing lossy is published'}
@@ -176,11 +184,9 @@ def _run_shrink(stdin, stdout, stderr, store) -> int:
     _line(stderr, note)
     return 0
 
-def _run_lint(path: str, as_json: bool, stdout, stderr) -> int:
-    try:
-        with open(path, 'rb') as f: data = read_capped(f, what=path)
-    except InputTooLarge as e: return _fatal(stderr, 'cave_input_too_large', str(e))
-    except OSError as e: return _fatal(stderr, 'cave_read_failed', f'read {path}: {e.strerror or e}')
+def _run_lint(path: str, as_json: bool, stdin, stdout, stderr) -> int:
+    data = _read(path, stdin, stderr)
+    if type(data) is int: return data
     try: rep = lint(data)
     except ValueError as e: return _fatal(stderr, 'cave_invalid_catalog', f'lint {path}: {e}')
     stdout.write((json.dumps(rep.to_dict()) + '\n' if as_json else rep.table()).encode()); stdout.flush()
@@ -198,20 +204,29 @@ def run(verb: str = 'shrink', arg: str | None = None, as_json: bool = False,
         stdin=None, stdout=None, stderr=None, store: 'ccr.Store | str | None' = None) -> int:
     "The `caveman-shrink` command on binary streams (default: the process's); returns the exit code: 0 ok or passed through, 1 fatal (one JSON error line on stderr), 2 usage (reference §8.2, SPEC §14.9)."
     stdin, stdout, stderr = stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, stderr or sys.stderr.buffer
-    if verb == 'shrink' and arg is None and not as_json: return _run_shrink(stdin, stdout, stderr, store)
-    if verb == 'lint' and arg is not None: return _run_lint(arg, as_json, stdout, stderr)
+    if verb == 'shrink' and not as_json: return _run_shrink(arg, stdin, stdout, stderr, store)
+    if verb == 'lint' and arg is not None: return _run_lint(arg, as_json, stdin, stdout, stderr)
     if verb == 'recover' and arg is not None and not as_json: return _run_recover(arg, stdout, stderr, store)
     return _usage(stderr)
 
 # %% ../nbs/41_shrink.ipynb #e7f4ea70
-def _arguments(verb: Param('shrink (default): catalog on stdin; lint FILE; recover HANDLE', str, opt=False, nargs='?',
-                           choices=['shrink', 'lint', 'recover', 'help']) = 'shrink',
-               arg: Param('the catalog FILE for lint, the recovery HANDLE for recover', str, opt=False, nargs='?') = None,
+_VERBS = ['shrink', 'lint', 'recover', 'help']
+
+def _arguments(verb: Param('shrink (default): the catalog FILE or stdin; lint FILE|-; recover HANDLE', str, opt=False, nargs='?',
+                           choices=_VERBS) = 'shrink',
+               arg: Param('the catalog FILE for shrink or lint (- is stdin), the recovery HANDLE for recover', str, opt=False, nargs='?') = None,
                json: Param('lint: print the report as one JSON line', store_true) = False):
-    "Shrink an MCP / OpenAI / Anthropic tool catalog: stdin -> stdout, a JSON report on stderr; savings measured on compact JSON (SPEC §10)."
+    "Shrink an MCP / OpenAI / Anthropic tool catalog: FILE or stdin -> stdout, a JSON report on stderr; savings measured on compact JSON."
 
 def main(argv: list[str] | None = None) -> int:
-    "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` (reference §8.2)."
+    "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` or `--version` (reference §8.2)."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in (['--version'], ['-V'], ['version']):
+        from caveman import __version__
+        sys.stdout.write(f'caveman-shrink {__version__}\n'); sys.stdout.flush()
+        return 0
+    if argv and argv[0] not in _VERBS and (argv[0] == '-' or (not argv[0].startswith('-') and os.path.exists(argv[0]))):
+        argv = ['shrink'] + argv                            # `caveman-shrink FILE` is `caveman-shrink shrink FILE`
     parser = anno_parser(_arguments, 'caveman-shrink')
     args = parser.parse_intermixed_args(argv)
     if args.verb == 'help':

@@ -217,7 +217,15 @@ def test_version_json():
     assert r.stdout.count(b'\n') == 1
 
 
-@pytest.mark.parametrize('args', [['--help'], ['version'], ['version', '--json', 'x'], ['--json', 'version'], ['serve'], ['']])
+@pytest.mark.parametrize('args', [['version', '--json', 'x'], ['--json', 'version'], ['serve'], [''], ['--verison']])
 def test_any_other_argument_is_a_usage_error(args):
     r = subprocess.run(server_command() + args, capture_output=True, timeout=60, input=req(1) + b'\n')
-    assert (r.returncode, r.stdout, r.stderr) == (2, b'', b'usage: caveman-mcp [version --json]\n')
+    assert (r.returncode, r.stdout) == (2, b'')
+    assert r.stderr.startswith(b'usage: caveman-mcp ') and r.stderr.count(b'\n') == 1
+
+
+@pytest.mark.parametrize('args,first', [(['--help'], b'usage: caveman-mcp '), (['-h'], b'usage: caveman-mcp '),
+                                        (['--version'], b'caveman-mcp ' + caveman.__version__.encode()), (['version'], b'caveman-mcp ')])
+def test_help_and_version_exit_0_on_stdout(args, first):
+    r = subprocess.run(server_command() + args, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert (r.returncode, r.stderr) == (0, b'') and r.stdout.startswith(first)

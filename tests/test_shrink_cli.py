@@ -169,7 +169,7 @@ def test_recover_unknown_handle(env):
     assert err['error'] == 'cave_unknown_handle' and 'ccr_deadbeef' in err['message']
 
 
-@pytest.mark.parametrize('args', [['frobnicate'], ['lint'], ['recover'], ['lint', 'a', 'b'], ['shrink', 'extra'],
+@pytest.mark.parametrize('args', [['frobnicate'], ['lint'], ['recover'], ['lint', 'a', 'b'], ['shrink', 'a', 'b'],
                                   ['--json'], ['recover', 'h', '--json'], ['--nope']])
 def test_usage_errors(env, args):
     "An unknown verb, a missing or extra argument, or a misplaced flag: usage on stderr, nothing on stdout, exit 2."
@@ -183,3 +183,33 @@ def test_help(env, flag):
     p = cli(flag, env=env)
     assert p.returncode == 0 and p.stdout.startswith(b'usage: caveman-shrink')
     for word in (b'lint', b'recover', b'--json', b'stdin'): assert word in p.stdout
+
+
+def test_file_argument_works_like_stdin(env, tmp_path):
+    "`caveman-shrink FILE` and `caveman-shrink shrink FILE` give the same view and report as `caveman-shrink < FILE`."
+    piped = cli(input=COMBINED.read_bytes(), env=env)
+    for args in ([str(COMBINED)], ['shrink', str(COMBINED)], ['-']):
+        p = cli(*args, input=COMBINED.read_bytes() if args == ['-'] else b'', env=env)
+        assert (p.returncode, p.stdout, one_json_line(p.stderr)) == (0, piped.stdout, one_json_line(piped.stderr))
+    p = cli('shrink', str(tmp_path / 'missing.json'), env=env)
+    assert (p.returncode, p.stdout, one_json_line(p.stderr)['error']) == (1, b'', 'cave_read_failed')
+
+
+def test_lint_reads_stdin(env):
+    by_file, by_stdin = cli('lint', '--json', str(COMBINED), env=env), cli('lint', '--json', '-', input=COMBINED.read_bytes(), env=env)
+    assert by_stdin.returncode == 0 and json.loads(by_stdin.stdout) == json.loads(by_file.stdout)
+
+
+def test_recover_accepts_every_handle_spelling(env):
+    "The spellings `caveman retrieve` and `caveman_retrieve` accept: bare, marker, `ccr:`, `ccr://`, the bare hash in any case."
+    h = one_json_line(cli(input=COMBINED.read_bytes(), env=env).stderr)['recovery_handle']
+    for spelling in (h, f'<<ccr:{h}>>', f'ccr:{h}', f'ccr://{h}', h[4:], h[4:].upper(), f' {h}\n'):
+        p = cli('recover', spelling, env=env)
+        assert (p.returncode, p.stdout) == (0, COMBINED.read_bytes()), spelling
+
+
+@pytest.mark.parametrize('flag', ['--version', '-V'])
+def test_version(env, flag):
+    import caveman
+    p = cli(flag, env=env)
+    assert (p.returncode, p.stdout, p.stderr) == (0, f'caveman-shrink {caveman.__version__}\n'.encode(), b'')

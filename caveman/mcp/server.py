@@ -53,7 +53,12 @@ def build_engine() -> 'Engine':
     return Engine(open_server_store())
 
 # %% ../../nbs/53_mcp_server.ipynb #fd5af1d9
-USAGE = 'usage: caveman-mcp [version --json]'
+USAGE = """usage: caveman-mcp [--help | --version | version --json]
+
+Serves the caveman MCP tools (caveman_compress, caveman_retrieve, caveman_stats, caveman_toon_encode,
+caveman_toon_decode) over stdio, one JSON-RPC message per line, until stdin closes. Register it in an
+MCP host as a stdio server. The recovery store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it;
+CAVEMAN_MCP_EPHEMERAL=1 keeps it in memory)."""
 
 def version_record() -> dict:
     "What `caveman-mcp version --json` prints."
@@ -62,11 +67,15 @@ def version_record() -> dict:
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-mcp`: serve MCP on stdio (no arguments), print the version record (`version --json`), or exit 2 with usage."
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv in (['--help'], ['-h'], ['help']):
+        sys.stdout.write(USAGE + '\n'); sys.stdout.flush(); return 0
+    if argv in (['--version'], ['-V'], ['version']):
+        sys.stdout.write(f'caveman-mcp {__version__}\n'); sys.stdout.flush(); return 0
     if argv == ['version', '--json']:
         sys.stdout.write(json.dumps(version_record(), separators=(',', ':')) + '\n'); sys.stdout.flush()
         return 0
     if argv:
-        sys.stderr.write(USAGE + '\n'); return 2
+        sys.stderr.write(USAGE.split('\n')[0] + '\n'); return 2
     out = guard_stdout()
     setup_logging()
     try: cap = max_inbound_bytes()

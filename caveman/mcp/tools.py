@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['log', 'TOOL_DEFINITIONS', 'TOOL_NAMES', 'POINTER_NOTE', 'PAYOUT_NOTE', 'PAYOUT_AFTER', 'DEFAULT_RESULT_CAP',
-           'RESULT_CAP_ENV', 'ToolError', 'normalize_handle', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes',
-           'Tools', 'compress_tool', 'retrieve_tool', 'stats_tool', 'toon_encode_tool', 'toon_decode_tool', 'call']
+           'RESULT_CAP_ENV', 'ToolError', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes', 'Tools',
+           'compress_tool', 'retrieve_tool', 'stats_tool', 'toon_encode_tool', 'toon_decode_tool', 'call']
 
 # %% ../../nbs/52_mcp_tools.ipynb #d95f0bed
 import json, logging, math, os, re, threading
@@ -61,17 +61,6 @@ TOOL_DEFINITIONS = [
      'inputSchema': _schema({'input': 'TOON text.'}, ['input'])},
 ]
 TOOL_NAMES = [t['name'] for t in TOOL_DEFINITIONS]
-
-# %% ../../nbs/52_mcp_tools.ipynb #08ce5452
-_BLOB_HASH = re.compile(r'(?:ccr_)?([0-9a-f]{32})', re.I)
-
-def normalize_handle(handle: str) -> str:
-    "Canonical store key for any accepted spelling: `ccr_X`, `<<ccr:ccr_X>>`, `ccr:ccr_X`, `ccr://<id>` or a bare object id, and the blob hash X alone in any of them (32 hex digits, either case, as is the prefix); `''` when nothing is left."
-    h = (handle or '').strip()
-    if h.startswith('<<') and h.endswith('>>'): h = h[2:-2].strip()
-    if h[:6].lower() == 'ccr://': h = h[6:].strip().strip('/')
-    elif h[:4].lower() == 'ccr:': h = h[4:].strip()
-    return 'ccr_' + m[1].lower() if (m := _BLOB_HASH.fullmatch(h)) else h
 
 # %% ../../nbs/52_mcp_tools.ipynb #31735661
 POINTER_NOTE = ('caveman: this exact handle and query were already answered earlier in this session; that content '
@@ -188,6 +177,7 @@ def _fetch(self: Tools, handle: str, query: str) -> str:
 def retrieve_tool(self: Tools, arguments) -> str:
     "`caveman_retrieve`: `{recovery_handle, query?}` -> raw text (original, narrowed view, or a ledger note + original)."
     args = _args(arguments, 'retrieve')
+    from caveman.ccr import normalize_handle                  # every accepted spelling (`ccr_…`, `<<ccr:…>>`, `ccr://…`, …)
     handle = normalize_handle(_str_arg(args, 'recovery_handle', 'retrieve'))
     if not handle: raise ToolError('cave_invalid_arguments', 'retrieve: missing recovery_handle')
     query = _str_arg(args, 'query', 'retrieve')
