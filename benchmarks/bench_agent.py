@@ -140,15 +140,15 @@ def run() -> str:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     ids = [f'toolu_{i:02d}' for i in range(len(steps))]
-    rows, kept, total_probes = [], 0, 0
+    rows, kept, kept_bare, total_probes = [], 0, 0, 0
     for i, (name, tool, _) in enumerate(steps):
         a, b = bare['results'].get(ids[i], ''), cave['results'].get(ids[i], '')
         # probes come from the full original: behind the view's handle, else the untouched result itself
         ps = probes(cave['originals'].get(ids[i]) or (a if tool != 'Bash' or 'persisted-output>' not in a else b))
-        ok = sum(visible(p, b) for p in ps)
-        kept += ok; total_probes += len(ps)
+        ok, ok_bare = sum(visible(p, b) for p in ps), sum(visible(p, a) for p in ps)
+        kept += ok; kept_bare += ok_bare; total_probes += len(ps)
         ta, tb = count_tokens(a), count_tokens(b)
-        rows.append(f'| {i + 1} | {name} ({tool}) | {ta:,} | {tb:,} | {(ta - tb) / ta if ta else 0:.1%} | {ok}/{len(ps)} |')
+        rows.append(f'| {i + 1} | {name} ({tool}) | {ta:,} | {tb:,} | {(ta - tb) / ta if ta else 0:.1%} | {ok_bare}/{len(ps)} | {ok}/{len(ps)} |')
     req_rows = [f'| {k + 1} | {x:,} | {y:,} | {(x - y) / x:.1%} |' for k, (x, y) in enumerate(zip(bare['requests'], cave['requests']))]
     tb, tc = sum(bare['requests']), sum(cave['requests'])
     full = [i for i in ids if 'persisted-output>' not in bare['results'].get(i, '')]   # calls whose whole output the bare model saw
@@ -170,12 +170,12 @@ def run() -> str:
         f'output, is {fixed:,} tokens of system prompt and tool definitions, sent again in every request.',
         '',
         f'Prompt-cache stability (every earlier tool_result byte-identical in every later request): bare {"yes" if bare["stable"] else "NO"}, '
-        f'caveman {"yes" if cave["stable"] else "NO"}. Retention probes visible with caveman: {kept}/{total_probes} '
+        f'caveman {"yes" if cave["stable"] else "NO"}. Retention probes visible: bare {kept_bare}/{total_probes}, with caveman {kept}/{total_probes} '
         '(first and last non-blank lines and failure/error lines of each full original output). Claude Code itself '
         'shows a Bash output over 30,000 characters only as a 2 KB preview of a file (`<persisted-output>`): that preview '
         'is what the bare session sends; caveman sends a view of the whole output instead.',
         '',
-        '| # | call | result tokens, bare | with caveman | saved | probes visible |', '|---|---|---|---|---|---|', *rows,
+        '| # | call | result tokens, bare | with caveman | saved | probes visible, bare | with caveman |', '|---|---|---|---|---|---|---|', *rows,
         '',
         '| request | input tokens, bare | with caveman | saved |', '|---|---|---|---|', *req_rows,
         f'| total | {tb:,} | {tc:,} | {(tb - tc) / tb:.1%} |',
