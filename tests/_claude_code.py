@@ -42,8 +42,9 @@ def host_env(home: Path, extra: dict | None = None) -> dict:
             'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1', **(extra or {})}
 
 
-def run_claude(claude: str, project: Path, env: dict, tools: str, prompt: str = 'work on this project') -> subprocess.CompletedProcess:
-    "One `claude -p` session in `project` with only the project's settings and `tools` allowed."
-    return subprocess.run([claude, '-p', prompt, '--setting-sources', 'project', '--allowedTools', tools,
+def run_claude(claude: str, project: Path, env: dict, tools: str, prompt: str = 'work on this project',
+               sources: str = 'project') -> subprocess.CompletedProcess:
+    "One `claude -p` session in `project` reading only the settings `sources` (user, project, local), with `tools` allowed."
+    return subprocess.run([claude, '-p', prompt, '--setting-sources', sources, '--allowedTools', tools,
                            '--model', 'claude-sonnet-4-5'], cwd=project, env=env,
                           capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)

@@ -37,17 +37,18 @@ def caveman_exe() -> str:
 
 class Session:
     "A temp project + home with caveman installed in Claude Code's project scope."
-    def __init__(self, tmp: Path, *install_args: str, extra_env: dict | None = None):
+    def __init__(self, tmp: Path, *install_args: str, extra_env: dict | None = None, scope: str = 'project'):
         self.project, self.home = tmp / 'project', tmp / 'home'
         self.project.mkdir(); self.home.mkdir()
         self.env = host_env(self.home, extra_env)
-        r = subprocess.run([caveman_exe(), 'install', 'claude-code', '--scope', 'project', *install_args],
+        self.sources = {'user': 'user', 'project': 'project', 'local': 'project,local'}[scope]
+        r = subprocess.run([caveman_exe(), 'install', 'claude-code', '--scope', scope, *install_args],
                            cwd=self.project, env=self.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert r.returncode == 0, r.stderr
 
     def run(self, claude: str, script, tools: str = TOOLS) -> FakeAnthropic:
         with FakeAnthropic(script) as api:
-            r = run_claude(claude, self.project, {**self.env, **api.env()}, tools)
+            r = run_claude(claude, self.project, {**self.env, **api.env()}, tools, sources=self.sources)
         assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
         return api
 
@@ -146,3 +147,13 @@ def test_host_without_caveman_mcp_gets_only_lossless_views(claude, tmp_path):
     assert 'caveman' not in view and len(view) < len(json.dumps(rows, indent=2)) / 2
     r = subprocess.run([caveman_exe(), 'toon', 'decode'], input=view.encode(), capture_output=True, timeout=60)
     assert json.loads(r.stdout) == rows                           # TOON: exactly the same data
+
+
+@pytest.mark.parametrize('scope', ['user', 'local'])
+def test_user_and_local_scopes_work_end_to_end(claude, tmp_path, scope):
+    s = Session(tmp_path, scope=scope)
+    assert not (s.project / '.mcp.json').exists()             # these scopes register the server in ~/.claude.json
+    cmd, full = pylines(600, '2026-12-01 10:00:00 INFO worker {m} processed item {i} in 12ms')
+    api = s.run(claude, [[tool_use('Bash', {'command': cmd}, id='toolu_big')], retrieve_step('toolu_big')])
+    seen = results(api)
+    assert '(caveman)' in seen['toolu_big'] and seen['toolu_retrieve'] == full
