@@ -184,8 +184,10 @@ def _bash(resp: dict, view) -> dict | None:
     stdout = _read_persisted(persisted) if persisted else resp['stdout']
     out, err = view(stdout), view(resp.get('stderr', ''))
     if out is None and err is None: return None
-    new = {k: v for k, v in resp.items() if not k.startswith('persistedOutput')}
-    new['stdout'] = stdout if out is None else out
+    new = dict(resp)
+    if out is not None:   # the view replaces the cut and the file it points to; else both stay as Claude Code made them
+        new = {k: v for k, v in resp.items() if not k.startswith('persistedOutput')}
+        new['stdout'] = out
     if err is not None: new['stderr'] = err
     return new
 
