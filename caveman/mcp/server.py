@@ -53,11 +53,13 @@ def build_engine() -> 'Engine':
     return Engine(open_server_store())
 
 # %% ../../nbs/53_mcp_server.ipynb #fd5af1d9
-USAGE = """usage: caveman-mcp [--help | --version | version --json]
+USAGE = """usage: caveman-mcp [--config SERVERS.json | -- UPSTREAM COMMAND… | --help | --version | version --json]
 
 Serves the caveman MCP tools (caveman_compress, caveman_retrieve, caveman_stats, caveman_toon_encode,
 caveman_toon_decode) over stdio, one JSON-RPC message per line, until stdin closes. Register it in an
-MCP host as a stdio server. The recovery store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it;
+MCP host as a stdio server. With --config (a host's {"mcpServers": …} file) or -- COMMAND, it is a
+gateway in front of those MCP servers: their tools shrunk, large results compressed, caveman_retrieve beside
+them. The recovery store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it;
 CAVEMAN_MCP_EPHEMERAL=1 keeps it in memory)."""
 
 def version_record() -> dict:
@@ -74,6 +76,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ['version', '--json']:
         sys.stdout.write(json.dumps(version_record(), separators=(',', ':')) + '\n'); sys.stdout.flush()
         return 0
+    specs = None
+    if argv[:1] in (['--config'], ['--']) and (argv[0] == '--' or len(argv) == 2):
+        try:
+            from caveman.mcp.gateway import ConfigError, load_config, command_spec
+            specs = load_config(argv[1]) if argv[0] == '--config' else [command_spec(argv[1:])]
+        except ImportError as e:
+            sys.stderr.write(f"caveman-mcp: the gateway needs the MCP SDK client ({e.name}): pip install 'caveman-context[gateway]'\n"); return 2
+        except ConfigError as e: sys.stderr.write(f'caveman-mcp: {e}\n'); return 2
+        argv = []
     if argv:
         sys.stderr.write(USAGE.split('\n')[0] + '\n'); return 2
     out = guard_stdout()
@@ -85,8 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         log.warning('%s; using the default result cap', e); result_cap = DEFAULT_RESULT_CAP
     tools = Tools(build_engine, RetrieveLedger(), result_cap)
-    try: serve(sys.stdin.buffer, out, make_dispatch(tools), cap)
+    dispatch, gateway = make_dispatch(tools), None
+    if specs:                                   # gateway mode: the upstreams start now, in the background
+        from caveman.mcp.gateway import Gateway, LineWriter, gateway_dispatch
+        from caveman.mcp.transport import write_message
+        out = LineWriter(out)
+        gateway = Gateway(specs).start()
+        dispatch = gateway_dispatch(gateway, tools, dispatch, notify=lambda m: write_message(out, json.dumps(m).encode()))
+    try: serve(sys.stdin.buffer, out, dispatch, cap)
     except OSError as e:  # the client closed our stdout or stdin broke: nothing left to answer
         log.error('serve error: %s', e); return 1
-    finally: tools.stop_warm_up(30)  # never tear the interpreter down under a thread that is importing
+    finally:
+        tools.stop_warm_up(30)  # never tear the interpreter down under a thread that is importing
+        if gateway is not None: gateway.close()
     return 0
