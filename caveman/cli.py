@@ -4,14 +4,14 @@
 
 # %% auto #0
 __all__ = ['MAX_INPUT', 'STDIN', 'COMMANDS', 'USAGE', 'CliError', 'UsageError', 'read_input', 'Reply', 'compress', 'retrieve',
-           'detect', 'stats', 'toon', 'install', 'uninstall', 'run', 'main']
+           'detect', 'stats', 'store', 'toon', 'install', 'uninstall', 'run', 'main']
 
 # %% ../nbs/60_cli.ipynb #67624199
 import io, json, logging, os, re, sys
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from fastcore.script import Param, anno_parser
+from fastcore.script import Param, anno_parser, store_true
 
 MAX_INPUT = 64 * 1024 * 1024   # bytes (SPEC §13)
 
@@ -129,6 +129,63 @@ def stats() -> Reply:
     try: return Reply((json.dumps(Engine(store).stats(), separators=(',', ':')) + '\n').encode())
     finally: store.close()
 
+# %% ../nbs/60_cli.ipynb #60ce6d94
+_json_dumps = json.dumps
+_UNITS = {'s': 1, 'm': 60, 'h': 3600, 'd': 86400, 'w': 604800, '': 1}
+_SIZES = {'': 1, 'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}
+
+def _amount(text: str, units: dict, what: str) -> float:
+    "A number with an optional unit suffix (`30d`, `200M`) in base units; raises `UsageError`."
+    t = text.strip().lower().removesuffix('b') if units is _SIZES else text.strip().lower()
+    num, unit = (t[:-1], t[-1]) if t and t[-1] in units and t[-1] != '' else (t, '')
+    try: value = float(num)
+    except ValueError: raise UsageError(f'caveman store: {what} must be a number with an optional unit, got {text!r}') from None
+    if value < 0 or value != value: raise UsageError(f'caveman store: {what} must not be negative, got {text!r}')
+    return value * units[unit]
+
+def store(verb: Param('info, list, rm, prune or vacuum', str, opt=False, choices=['info', 'list', 'rm', 'prune', 'vacuum']),
+          handles: Param('rm: the recovery handles to remove (any spelling retrieve accepts)', str, opt=False, nargs='*') = None,
+          json: Param('info/list: one JSON document instead of text', store_true) = False,
+          older_than: Param('prune: remove originals not read for this long (30d, 12h, 90m)', str) = '',
+          max_bytes: Param('prune: remove least recently read originals until the store retains at most this much (200M, 1G)', str) = '') -> Reply:
+    "Look after the recovery store: info, list, rm HANDLE…, prune --older-than/--max-bytes, vacuum."
+    from caveman import ccr
+    dumps = _json_dumps                        # the parameter `json` (the --json flag) hides the module here
+    if verb == 'rm' and not handles: raise UsageError('caveman store rm: give at least one handle')
+    if verb != 'rm' and handles: raise UsageError(f'caveman store {verb}: takes no handles')
+    if verb == 'prune' and not (older_than or max_bytes): raise UsageError('caveman store prune: give --older-than and/or --max-bytes')
+    age = _amount(older_than, _UNITS, '--older-than') if older_than else None
+    cap = int(_amount(max_bytes, _SIZES, '--max-bytes')) if max_bytes else None
+    st = _store()
+    try:
+        if verb in ('rm', 'prune', 'vacuum') and st.read_only:
+            raise CliError('cave_store_read_only', f'the recovery store can only be read here: {st.read_only}')
+        if verb == 'info':
+            d = st.info()
+            out = dumps(d) + '\n' if json else ''.join(f'{k:13s} {v}\n' for k, v in d.items())
+        elif verb == 'list':
+            rows = st.originals()
+            if json: out = dumps(rows) + '\n'
+            else:
+                out = ''.join(f"{r['handle']}  {r['content_type'] or '-':14s} {r['bytes']:>10,}  {r['tokens_before']:>8,} -> {r['tokens_after']:<8,}"
+                              f"  stored {r['created_at'][:19]}  read {r['last_read'][:19] or 'never'}\n" for r in rows)
+        elif verb == 'rm':
+            wanted = [ccr.normalize_handle(h) for h in handles]
+            gone = st.remove(wanted)
+            missing = [h for h in wanted if h not in gone]
+            if missing: raise CliError('cave_unknown_handle', f'removed {len(gone)}; no original found for {", ".join(missing)}')
+            out = dumps({'removed': gone}) + '\n'
+        elif verb == 'prune':
+            before = st.used_bytes()
+            gone = st.prune(older_than=age, max_bytes=cap)
+            out = dumps({'removed': len(gone), 'freed_bytes': before - st.used_bytes(), 'stored_bytes': st.used_bytes()}) + '\n'
+        else:
+            before = st.info()['file_bytes']
+            out = dumps({'file_bytes_before': before, 'file_bytes_after': st.vacuum()}) + '\n'
+    except ccr.StoreError as e: raise CliError('cave_store_unavailable', f'store {verb}: {e}') from None
+    finally: st.close()
+    return Reply(out.encode())
+
 # %% ../nbs/60_cli.ipynb #d3060b05
 _DELIMITERS = {',': ',', 'comma': ',', '\t': '\t', 'tab': '\t', '\\t': '\t', '|': '|', 'pipe': '|'}
 
@@ -180,7 +237,7 @@ def _dashes(a: str) -> str:
     return name.replace('-', '_').replace('__', '--', 1) + eq + val if re.fullmatch(r'--[a-z]+(-[a-z]+)+', name) else a
 
 # %% ../nbs/60_cli.ipynb #6fbacc94
-COMMANDS = {'compress': compress, 'retrieve': retrieve, 'detect': detect, 'stats': stats, 'toon': toon,
+COMMANDS = {'compress': compress, 'retrieve': retrieve, 'detect': detect, 'stats': stats, 'store': store, 'toon': toon,
             'install': install, 'uninstall': uninstall}
 
 USAGE = """usage: caveman <command> [options]
@@ -190,6 +247,9 @@ USAGE = """usage: caveman <command> [options]
   retrieve HANDLE [--query Q]     the exact original bytes (or a query-narrowed view)
   detect [FILE|-]                 the detected content type
   stats                           what the store holds: stored originals, tokens before/after, per type
+  store info|list [--json]        the recovery store: where, how big, what it holds
+  store rm HANDLE… | prune [--older-than 30d] [--max-bytes 200M] | vacuum
+                                  remove originals (least recently read first), give the space back
   toon encode|decode [FILE|-]     JSON <-> TOON; invalid input exits 1 with nothing on stdout
   hook claude-code [--recovery]   PostToolUse hook: the event on stdin, the replacement (or nothing) on stdout
   install claude-code [--scope user|project|local] [--dry-run] [--no-mcp]
