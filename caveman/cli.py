@@ -72,6 +72,10 @@ def compress(file: Param('input file; - or nothing reads stdin', str, opt=False,
     if type and type not in (known := sorted(default_registry())):
         raise UsageError(f"caveman compress: unknown content type {type!r}; the types are: {', '.join(known)}")
     data = read_input(file)
+    from caveman.detect import detect as detect_type, unwrap
+    if type in ('', 'binary') and detect_type(unwrap(data)[0]) == 'binary':
+        from caveman.compressors.binary import binary_kind
+        raise CliError('cave_binary_input', f'the input is binary ({binary_kind(data)}, {len(data):,} bytes), not text: nothing was compressed or stored')
     warnings = []
     store = None
     if mode == 'compress':
