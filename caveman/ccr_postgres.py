@@ -6,10 +6,10 @@
 __all__ = ['URL_SCHEMES', 'PG_MIGRATIONS', 'PG_SCHEMA_VERSION', 'MIGRATION_LOCK', 'CONNECT_TIMEOUT_S',
            'DEFAULT_STATEMENT_TIMEOUT_MS', 'is_pg_url', 'redact_url', 'redact', 'pg_schema_version', 'pg_migrate',
            'PgStore', 'close', 'put', 'get', 'get_metadata', 'get_object', 'put_object', 'list_session_objects',
-           'used_bytes', 'summary', 'open_pg_store']
+           'used_bytes', 'summary', 'open_pg_store', 'migrate_sqlite']
 
 # %% ../nbs/02b_ccr_postgres.ipynb #a5ef19b8
-import logging, os, threading, time
+import json, logging, os, threading, time
 from urllib.parse import urlsplit, urlunsplit, unquote, parse_qsl
 
 from . import ccr
@@ -373,3 +373,60 @@ def open_pg_store(url: str, *, max_bytes: int | None = None, mode: str = 'rw') -
         if mode != 'auto': store.close(); raise
         store.unavailable = store.unavailable or str(e)
     return store
+
+# %% ../nbs/02b_ccr_postgres.ipynb #23786efb
+def _verify(conn, table: str, key: str, keys: list) -> list:
+    "Keys among `keys` whose stored bytes, hashed by the server, do not match: a recovery's handle, an object's content hash."
+    if not keys: return []
+    if table == 'recoveries':
+        rows = conn.execute("SELECT handle, encode(sha256(original), 'hex') FROM recoveries WHERE handle = ANY(%s)", (keys,)).fetchall()
+        good = {h for h, d in rows if h == 'ccr_' + d[:32]}
+    else:
+        rows = conn.execute("SELECT object_id, content_hash, encode(sha256(data), 'hex') FROM typed_objects WHERE object_id = ANY(%s)", (keys,)).fetchall()
+        good = {i for i, ch, d in rows if ch == 'sha256:' + d}
+    return [k for k in keys if k not in good]
+
+def migrate_sqlite(src: 'ccr.Store', dst: PgStore, progress=None) -> dict:
+    "Copy every recovery and typed object of SQLite store `src` into `dst`, skipping rows already there, each row hash-checked before and verified by the server after; returns counts `{recoveries, objects, copied, skipped, verified}`. Raises `StoreError` on a mismatch, `BudgetExceeded` when the budget is reached (run again after raising it)."
+    import hashlib
+    counts = dict(recoveries=0, objects=0, copied=0, skipped=0, verified=0)
+    handles = src._run('list', lambda: [r[0] for r in src._conn.execute('SELECT handle FROM recoveries ORDER BY handle')])
+    ids = src._run('list', lambda: [r[0] for r in src._conn.execute('SELECT object_id FROM typed_objects ORDER BY object_id')])
+    for table, key, keys in (('recoveries', 'handle', handles), ('typed_objects', 'object_id', ids)):
+        counts['recoveries' if table == 'recoveries' else 'objects'] = len(keys)
+        for i in range(0, len(keys), 500):
+            batch = keys[i:i + 500]
+            there = set(dst._run('resume', lambda c: [r[0] for r in c.execute(f'SELECT {key} FROM {table} WHERE {key} = ANY(%s)', (batch,))]))
+            for k in batch:
+                if k in there: counts['skipped'] += 1; continue
+                if table == 'recoveries':
+                    r = src._run('read', lambda: src._conn.execute('SELECT created_at, content_type, compressor, tokens_before, tokens_after, original, metadata FROM recoveries WHERE handle = ?', (k,)).fetchone())
+                    original, metadata = bytes(r[5]), bytes(r[6] or b'')
+                    if k != handle_for(original): raise StoreError(f'migrate: recovery {k} does not hold the bytes its handle names; nothing more copied')
+                    def write(conn):
+                        with conn.transaction():
+                            if conn.execute('''INSERT INTO recoveries (handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata)
+                                               VALUES (%s,%s,%s,%s,%s,%s,%b,%b) ON CONFLICT (handle) DO NOTHING RETURNING 1''',
+                                            (k, r[0], r[1], r[2], r[3], r[4], original, metadata or None)).fetchone():
+                                dst._reserve(conn, len(original) + len(metadata), len(original) + len(metadata))
+                else:
+                    obj = src.get_object(k)
+                    if obj.content_hash != 'sha256:' + hashlib.sha256(obj.data).hexdigest():
+                        raise StoreError(f'migrate: typed object {k} does not hold the bytes its content hash names; nothing more copied')
+                    deps = json.dumps(list(obj.dependencies), separators=(',', ':'))
+                    def write(conn):
+                        with conn.transaction():
+                            if conn.execute('''INSERT INTO typed_objects (object_id, object_type, content_hash, source, created_at, repository_state,
+                                 session_id, transform_version, currentness, lifecycle, dependencies_json, original_byte_length, stored_byte_length, data)
+                                 VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%b) ON CONFLICT (object_id) DO NOTHING RETURNING 1''',
+                                 (obj.object_id, obj.object_type, obj.content_hash, obj.source, obj.created_at, obj.repository_state,
+                                  obj.session_id, obj.transform_version, obj.currentness, obj.lifecycle, deps, obj.original_byte_length,
+                                  obj.stored_byte_length, obj.data)).fetchone():
+                                dst._reserve(conn, len(obj.data) + len(deps), len(obj.data) + len(deps))
+                dst._run('migrate', write, write=True)
+                counts['copied'] += 1
+            bad = dst._run('verify', lambda c: _verify(c, table, key, batch))
+            if bad: raise StoreError(f'migrate: {len(bad)} row(s) of {table} do not verify in the database, e.g. {bad[0]}')
+            counts['verified'] += len(batch)
+            if progress: progress(dict(counts))
+    return counts
