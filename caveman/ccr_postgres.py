@@ -126,6 +126,7 @@ class PgStore(ccr.Store):
         kw = {} if 'connect_timeout' in self._url else {'connect_timeout': CONNECT_TIMEOUT_S}
         conn = psycopg.connect(self._url, autocommit=True, **kw)
         try:
+            conn.execute("SET synchronous_commit = 'on'")   # a handle is returned only once its original is durable
             if conn.execute('SHOW statement_timeout').fetchone()[0] in ('0', '0ms'):
                 conn.execute(f'SET statement_timeout = {DEFAULT_STATEMENT_TIMEOUT_MS}')
             ro = conn.execute('SHOW transaction_read_only').fetchone()[0] == 'on'
