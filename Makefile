@@ -64,9 +64,10 @@ demo: install
 bench: install
 	$(PY) benchmarks/run.py
 
-# the eval table (caveman.evals, evals/manifest.yaml); fails when a fixture fails
+# the eval table (caveman.evals, evals/manifest.yaml), then the live corpus (evals/live_capture.py); fails when either fails
 eval: install
 	$(PY) -c 'import sys; from caveman.evals import main; sys.exit(main())'
+	$(PY) evals/live_capture.py     # the live part: ~50 real commands of this machine, captured now
 
 clean:
 	rm -rf $(VENV) $(WORK) build dist *.egg-info

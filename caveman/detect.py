@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from .compressors.base import crlf_majority
+from .jsonlex import loads_lexical
 
 CONTENT_TYPES = ('json', 'log', 'code', 'diff', 'search-result', 'text', 'toon', 'html', 'a11y',
                  'terminal', 'tabular', 'config')
@@ -447,7 +448,7 @@ def _reject_constant(name): raise ValueError(name)
 def _is_json(body: bytes) -> bool:
     t = body.strip(_WS)
     if t[:1] not in (b'{', b'['): return False
-    try: json.loads(t.decode('utf-8', 'replace'), parse_constant=_reject_constant, parse_int=str, parse_float=str)  # validity only: any number length
+    try: loads_lexical(t.decode('utf-8', 'replace'), numbers=str, duplicates='last')  # validity only: any number length, repeated names allowed
     except (ValueError, RecursionError): return False
     return True
 

@@ -238,13 +238,10 @@ def simulate(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
 Engine.simulate = simulate
 
 # %% ../nbs/30_engine.ipynb #919690db
-from .retrieve import narrowed_view
+from .retrieve import retrieve_view
 
 def retrieve_query(self: Engine, handle: str, query: str) -> bytes:
-    "The query-narrowed view (bytes) of the original behind `handle`, or the exact original when `query` is blank or the view is not shorter; raises `ccr.NotFound` like `retrieve` (reference §5.1)."
-    original = self.retrieve(handle)
-    if not (query or '').strip(): return original
-    view = narrowed_view(original, query)
-    return view if view is not None and len(view) < len(original) else original
+    "What a retrieve of `handle` with `query` returns (bytes): `caveman.retrieve.retrieve_view` of the original, tokens counted by this engine's counter; raises `ccr.NotFound` like `retrieve` (reference §5.1, issue 10 no-match note)."
+    return retrieve_view(self.retrieve(handle), query, self._count)
 
 Engine.retrieve_query = retrieve_query

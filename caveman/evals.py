@@ -16,6 +16,7 @@ import yaml
 from . import ccr
 from .corpus import corpus_dir
 from .engine import Engine, Result
+from .jsonlex import loads_lexical
 from .toon import ToonError, decode as toon_decode, parse_json, same_value
 
 FIXTURE_KEYS = frozenset('name file corpus type query mode graders probes quality_task description'.split())
@@ -112,8 +113,10 @@ def schema_errors(value, schema: dict, path: str = '$') -> list[str]:
     return errs
 
 # %% ../nbs/70_evals.ipynb #ef3d529d
+def _plain_number(lexeme: str): return float(lexeme) if '.' in lexeme or 'e' in lexeme or 'E' in lexeme else int(lexeme)
+
 def _loads(o: Outcome):
-    try: return True, json.loads(o.result.output)
+    try: return True, loads_lexical(o.result.output, numbers=_plain_number)
     except (ValueError, RecursionError): return False, None
 
 def _toon_same(o: Outcome) -> bool:

@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY', 'LINE_UNITS', 'HIGHLIGHT', 'CSS', 'PAGE_CSS', 'Marker', 'parse_marker',
            'is_contract', 'json_marker', 'Claim', 'parse_invariants', 'check_claims', 'Run', 'Alignment', 'align_lines',
-           'scan_json', 'indent_json', 'align_json', 'align', 'describe', 'claims_html', 'runs_html', 'report_html']
+           'scan_json', 'indent_json', 'align_json', 'page_text', 'align', 'describe', 'claims_html', 'runs_html',
+           'report_html']
 
 # %% ../nbs/62_report.ipynb #a07ff9f9
 import re
@@ -56,95 +57,152 @@ def json_marker(obj) -> Marker | None:
 # %% ../nbs/62_report.ipynb #756d3a68
 @dataclass
 class Claim:
-    "One invariant a marker's summary states (reference §3.2), and whether it holds on the units the marker replaced (`None`: not checked)."
-    kind: str                 # 'constant', 'range', 'enumeration', 'coverage', 'dense' or 'unparsed'
+    "One invariant a marker's summary states (issue 10 grammar), and whether it holds on the units the marker replaced (`None`: not checked)."
+    kind: str                 # 'constant', 'range', 'enumeration', 'coverage', 'dense', 'signals', 'same' or 'unparsed'
     field: str
-    text: str                 # the entry as written
-    value: str = ''           # constant
-    low: str = ''             # range, coverage, dense: the smallest value as written
+    text: str                 # the section as written
+    value: str = ''           # constant: the literal; signals: the first signal unit's text
+    low: str = ''             # range, coverage, dense: the smallest value's literal ('' if coverage states none)
     high: str = ''
-    counts: dict = field(default_factory=dict)   # enumeration: value -> units ('absent': units without the field)
-    distinct: int = 0         # coverage, dense
+    counts: dict = field(default_factory=dict)   # enumeration: literal -> units ('absent': units without the field)
+    distinct: int = 0         # coverage, dense; signals: hidden signal units
     absent: int = 0           # coverage: units without the field
     holds: bool | None = None
 
-_NAME_AT = re.compile(r'(?:^| )([^\s=]+)=')
-_RANGE_ITEM = re.compile(r'([^\s=]+)=(\S+?)\.\.(\S+)')
-_ENUM = re.compile(r'(.+?): (\S+×\d+(?: \S+×\d+)*)')
-_BOUNDED = re.compile(r'(.+?): (\d+) distinct, (\S+?)\.\.(\S+?)(?:, absent×(\d+))?')
-_DENSE = re.compile(r'(.+?): (\S+?)\.\.(\S+) all (\d+) present')
+_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*|"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
+_LIT = re.compile(r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|absent')
+_COUNT = re.compile(r'[0-9]+')
 
-def _constants(body: str) -> list[Claim] | None:
-    starts = list(_NAME_AT.finditer(body))
-    if not starts or starts[0].start() != 0: return None
-    out = []
-    for m, nxt in zip(starts, starts[1:] + [None]):
-        value = body[m.end():nxt.start() if nxt else len(body)]
-        out.append(Claim('constant', m[1], f'{m[1]}={value}', value=value))
-    return out
+class _Grammar(ValueError): pass
 
-def _section(text: str, first: bool) -> list[Claim] | None:
-    if first and text.startswith('all '): return _constants(text[4:])
-    if text.startswith('range '):
-        items = [_RANGE_ITEM.fullmatch(t) for t in text[6:].split(' ')]
-        if all(items): return [Claim('range', m[1], m[0], low=m[2], high=m[3]) for m in items]
-    if m := _DENSE.fullmatch(text): return [Claim('dense', m[1], text, low=m[2], high=m[3], distinct=int(m[4]))]
-    if m := _BOUNDED.fullmatch(text):
-        return [Claim('coverage', m[1], text, low=m[3], high=m[4], distinct=int(m[2]), absent=int(m[5] or 0))]
-    if m := _ENUM.fullmatch(text):
-        counts = {}
-        for item in m[2].split(' '):
-            v, _, n = item.rpartition('×')
-            counts[v] = int(n)
-        return [Claim('enumeration', m[1], text, counts=counts)]
-    return None
+class _Reader:
+    "A cursor over one summary with the grammar's tokens."
+    def __init__(self, s: str): self.s, self.i = s, 0
+    def at(self, t: str) -> bool: return self.s.startswith(t, self.i)
+    def eat(self, t: str):
+        if not self.at(t): raise _Grammar(t)
+        self.i += len(t)
+    def tok(self, rx) -> str:
+        m = rx.match(self.s, self.i)
+        if not m: raise _Grammar(rx.pattern[:20])
+        self.i = m.end(); return m[0]
+    def key(self) -> str:
+        k = self.tok(_KEY)
+        return json.loads(k) if k[0] == '"' else k
+    def value(self, absent: bool = False) -> str:
+        v = self.tok(_LIT)
+        if v == 'absent' and not absent: raise _Grammar('absent')
+        return v
+    def count(self) -> int: return int(self.tok(_COUNT))
+    def done(self) -> bool: return self.i == len(self.s) or self.at('; ')
+
+def _section(r: _Reader) -> list[Claim]:
+    "The claims of the section at `r` (raises `_Grammar`)."
+    start, out = r.i, []
+    text = lambda: r.s[start:r.i]
+    if r.at('same as '):                          # a config pointer: the rest of the summary is its path
+        r.i = len(r.s)
+        return [Claim('same', '', text(), value=r.s[start + 8:r.i])]
+    if r.at('signals×'):
+        r.eat('signals×'); n = r.count(); r.eat(' first='); v = r.value()
+        if v[0] != '"': raise _Grammar('first=')
+        return [Claim('signals', '', text(), value=json.loads(v), distinct=n)]
+    for word, kind in (('all ', 'constant'), ('range ', 'range')):
+        if r.at(word):
+            r.eat(word)
+            while True:
+                a = r.i; k = r.key(); r.eat('=')
+                c = Claim(kind, k, '')
+                if kind == 'constant': c.value = r.value()
+                else: c.low = r.value(); r.eat('..'); c.high = r.value()
+                c.text = r.s[a:r.i]; out.append(c)
+                if r.done(): return out
+                r.eat(' ')
+    k = r.key(); r.eat(': ')
+    if m := re.compile(r'([0-9]+) distinct').match(r.s, r.i):
+        r.i = m.end(); c = Claim('coverage', k, '', distinct=int(m[1]))
+        if r.at(', ') and not r.at(', absent×'): r.eat(', '); c.low = r.value(); r.eat('..'); c.high = r.value()
+        if r.at(', absent×'): r.eat(', absent×'); c.absent = r.count()
+        c.text = text(); return [c]
+    first = r.value(absent=True)
+    if r.at('..'):
+        r.eat('..'); high = r.value(); r.eat(' all '); n = r.count(); r.eat(' present')
+        return [Claim('dense', k, text(), low=first, high=high, distinct=n)]
+    counts = {}
+    while True:
+        r.eat('×'); counts[first] = counts.get(first, 0) + r.count()
+        if r.done(): return [Claim('enumeration', k, text(), counts=counts)]
+        r.eat(' '); first = r.value(absent=True)
 
 def parse_invariants(summary: str) -> list[Claim]:
-    "The claims of an invariant summary, in the order written (reference §3.2); a section that parses as nothing is joined to the one before, else kept as an `unparsed` claim."
-    sections = []   # [text, claims or None]
-    for part in summary.split('; ') if summary else []:
-        got = _section(part, first=not sections)
-        if got is None and sections:
-            joined = sections[-1][0] + '; ' + part
-            if (again := _section(joined, first=len(sections) == 1)) is not None or sections[-1][1] is None:
-                sections[-1] = [joined, again]; continue
-        sections.append([part, got])
-    return [c for text, got in sections for c in (got if got is not None else [Claim('unparsed', '', text)])]
+    "The claims of an invariant summary in the issue-10 grammar, in the order written; a section that does not follow the grammar becomes one `unparsed` claim (the rest of the summary)."
+    r, out = _Reader(summary), []
+    while r.i < len(summary):
+        start = r.i
+        try: out.extend(_section(r))
+        except (_Grammar, ValueError):
+            out.append(Claim('unparsed', '', summary[start:])); break
+        if r.i < len(summary):
+            try: r.eat('; ')
+            except _Grammar: out.append(Claim('unparsed', '', summary[start:])); break
+    return out
 
 # %% ../nbs/62_report.ipynb #3e531bc8
-def _utf8(s: str) -> bytes: return s.encode('utf-8', 'surrogatepass')
+from .compressors.base import OPAQUE, literal_text, value_order
 
-def _float(s: str) -> float | None:
-    try: return float(s)
-    except ValueError: return None
+def _typed(lit: str):
+    "A literal as a comparable value: strings decoded, other literals as written."
+    t = literal_text(lit)
+    return ('s', t) if t is not None else ('o', '') if lit == OPAQUE else ('v', lit)
+
+_AMBIGUOUS = object()
+
+def _extremes(c: Claim, present: list) -> bool:
+    "Are `c.low`/`c.high` values of `present` (literals), all of one order kind, and its minimum and maximum?"
+    orders = [value_order(v) for v in present]
+    if not orders or None in orders or len({o[0] for o in orders}) != 1: return False
+    lo, hi = _typed(c.low), _typed(c.high)
+    keys = {_typed(v): o[1] for v, o in zip(present, orders)}
+    return lo in keys and hi in keys and keys[lo] == min(keys.values()) and keys[hi] == max(keys.values())
 
 def _holds(c: Claim, values: list) -> bool | None:
+    if c.kind in ('same', 'signals'): return None
+    if c.kind == 'unparsed' or _AMBIGUOUS in values: return False
+    if any(v == OPAQUE for v in values if v is not None): return False
     present = [v for v in values if v is not None]
-    if c.kind == 'constant': return bool(values) and all(v == c.value for v in values)
-    if c.kind == 'range':
-        nums = [_float(v) for v in values]
-        if not values or None in nums: return False
-        return c.low in present and c.high in present and min(nums) == _float(c.low) and max(nums) == _float(c.high)
+    if c.kind == 'constant': return bool(values) and len(present) == len(values) and {_typed(v) for v in values} == {_typed(c.value)}
+    if c.kind == 'range': return bool(values) and len(present) == len(values) and value_order(present[0]) is not None \
+        and value_order(present[0])[0] in ('n', 's') and _extremes(c, present)
     if c.kind == 'enumeration':
         tally = {}
-        for v in values: tally['absent' if v is None else v] = tally.get('absent' if v is None else v, 0) + 1
-        return tally == c.counts
+        for v in values:
+            k = 'absent' if v is None else _typed(v)
+            tally[k] = tally.get(k, 0) + 1
+        return tally == {(k if k == 'absent' else _typed(k)): n for k, n in c.counts.items()}
     if c.kind in ('coverage', 'dense'):
         if not present: return False
-        distinct = set(present)
-        ok = len(distinct) == c.distinct and c.low in distinct and c.high in distinct
-        if c.kind == 'dense': return ok and len(present) == len(values)
-        return ok and min(distinct, key=_utf8) == c.low and max(distinct, key=_utf8) == c.high and len(values) - len(present) == c.absent
+        distinct = {_typed(v): v for v in present}
+        if len(distinct) != c.distinct: return False
+        if c.kind == 'coverage':
+            return len(values) - len(present) == c.absent and (not c.low or _extremes(c, list(distinct.values())))
+        if len(present) != len(values) or _typed(c.low)[0] != _typed(c.high)[0]: return False
+        lo, hi = (literal_text(x) or x for x in (c.low, c.high))
+        p = lo.rstrip('0123456789'); w = len(lo) - len(p)
+        if not w or hi.rstrip('0123456789') != p or len(hi) - len(p) != w: return False
+        want = {(_typed(c.low)[0], p + str(k).zfill(w)) for k in range(int(lo[len(p):]), int(hi[len(p):]) + 1)}
+        return set(distinct) == want
     return None
 
 def check_claims(claims: list[Claim], units: list[list[tuple[str, str]]]) -> list[Claim]:
-    "Set `holds` on every claim by recomputing it from `units`, the `(name, value)` fields of each replaced unit; returns `claims`."
-    firsts = []
+    "Set `holds` on every claim by recomputing it from `units`, the `(name, literal)` fields of each replaced unit ('' = absent); returns `claims`."
+    rows = []
     for unit in units:
         d = {}
-        for k, v in unit: d.setdefault(k, v)
-        firsts.append(d)
-    for c in claims: c.holds = _holds(c, [d.get(c.field) for d in firsts]) if firsts else None
+        for k, v in unit:
+            if k in d: d[k] = _AMBIGUOUS
+            else: d[k] = v if v != '' else None
+        rows.append(d)
+    for c in claims: c.holds = _holds(c, [d.get(c.field) for d in rows]) if rows else None
     return claims
 
 # %% ../nbs/62_report.ipynb #12d9c132
@@ -165,6 +223,7 @@ class Alignment:
     runs: list[Run]
     exact: bool = True
     reindented: bool = False
+    rendered: bool = False    # the original shown is the text extracted from an HTML page, not its markup
 
     @property
     def elided(self) -> list[Run]: return [r for r in self.runs if r.kind == 'elided']
@@ -364,11 +423,20 @@ def _marker_of(text: str, node: _Node) -> Marker | None:
     if node.kind != 'obj' or not any(text[a:b] == f'"{MARKER_KEY}"' for (a, b), _ in node.items): return None
     return json_marker(_decoded(text, node))
 
+def _units(ot: str, elements: list) -> list:
+    return [json_fields(loads_lexical(ot[e.start:e.end])) for e in elements]
+
 def _pairs(vt: str, v: _Node, ot: str, o: _Node, out: list) -> bool:
-    "Append `(marker node, marker, [original element nodes])` in view order; False when a count does not fit."
+    "Append `(view node, marker, [original nodes], units)` in view order, markers at any depth; False when a count does not fit."
     ok = True
     if v.kind == 'obj' and o.kind == 'obj':
         omap = {json.loads(ot[a:b]): child for (a, b), child in o.items}
+        if (m := _marker_of(vt, v)) is not None:       # a keyed table: its marker members stand for the members not shown
+            shown = {json.loads(vt[a:b]) for (a, b), _ in v.items}
+            gone = [(k, c) for k, c in omap.items() if k not in shown]
+            ok &= m.count == len(gone) and shown - {MARKER_KEY, INVARIANTS_KEY, NOTE_KEY} <= set(omap)
+            units = [json_fields({'key': k, 'value': loads_lexical(ot[c.start:c.end])}) for k, c in gone]
+            out.append((v, m, [o], units)); return ok
         for (a, b), vc in _members(vt, v, True):
             oc = omap.get(json.loads(vt[a:b]))
             if oc is not None: ok &= _pairs(vt, vc, ot, oc, out)
@@ -378,7 +446,8 @@ def _pairs(vt: str, v: _Node, ot: str, o: _Node, out: list) -> bool:
             m = _marker_of(vt, vc)
             if m is not None:
                 ok &= j + m.count <= len(o.items)
-                out.append((vc, m, o.items[j:j + m.count])); j += m.count
+                elements = o.items[j:j + m.count]
+                out.append((vc, m, elements, _units(ot, elements))); j += m.count
             else:
                 if j < len(o.items): ok &= _pairs(vt, vc, ot, o.items[j], out)
                 j += 1
@@ -393,19 +462,18 @@ def _whole_lines(text: str, a: int, b: int) -> tuple[int, int]:
     return ls, min(le + 1, len(text))
 
 def align_json(original: str, view: str) -> Alignment:
-    "Align a JSON view (marker objects in arrays) against its JSON original, both shown indented alike; raises `ValueError` if either is not one JSON value."
+    "Align a JSON view (marker objects in arrays, marker members in keyed tables, at any depth) against its JSON original, both shown indented alike; raises `ValueError` if either is not one JSON value."
     o_root, v_root = scan_json(original), scan_json(view)
     pairs = []
     exact = _pairs(view, v_root, original, o_root, pairs)
-    marker_ids = {id(n) for n, _, _ in pairs}
+    marker_ids = {id(n) for n, _, _, _ in pairs}
     v_text, v_spans = indent_json(view, v_root, inline=lambda n: id(n) in marker_ids)
     o_text, o_spans = indent_json(original, o_root)
     runs, vpos, opos = [], 0, 0
-    for node, m, elements in pairs:
+    for node, m, elements, units in pairs:
         va, vb = _whole_lines(v_text, *v_spans[id(node)])
         oa, ob = _whole_lines(o_text, o_spans[id(elements[0])][0], o_spans[id(elements[-1])][1]) if elements else (opos, opos)
         if va > vpos or oa > opos: runs.append(Run('kept', (vpos, va), (opos, oa)))
-        units = [json_fields(loads_lexical(original[e.start:e.end])) for e in elements]
         runs.append(Run('elided', (va, vb), (oa, ob), m, check_claims(parse_invariants(m.summary), units)))
         vpos, opos = vb, ob
     if vpos < len(v_text) or opos < len(o_text): runs.append(Run('kept', (vpos, len(v_text)), (opos, len(o_text))))
@@ -413,7 +481,8 @@ def align_json(original: str, view: str) -> Alignment:
 
 # %% ../nbs/62_report.ipynb #2bf8c3c2
 import csv, io
-from .compressors.base import log_fields, row_fields
+from .compressors.base import log_fields, row_fields, MAX_SIGNAL_CHARS
+from .compressors.html import parse_clean, main_content, render_text, page_title
 from .detect import parse_table
 
 def _row_units(original: str, text: str) -> list | None:
@@ -424,6 +493,12 @@ def _row_units(original: str, text: str) -> list | None:
     else: rows = [r for r in csv.reader(io.StringIO(text, newline=''), delimiter=table.delimiter) if r]
     return [row_fields(header, r) for r in rows]
 
+def _signal_holds(c: Claim, lines: list[str]) -> bool:
+    first = c.value
+    cut = len(first) == MAX_SIGNAL_CHARS + 1 and first.endswith('…')
+    texts = [l.rstrip('\r') for l in lines]
+    return 1 <= c.distinct <= len(texts) and any(t.startswith(first[:-1]) if cut else t == first for t in texts)
+
 def _check_line_claims(a: Alignment, content_type: str):
     for r in a.elided:
         if not r.claims or r.original is None: continue
@@ -433,6 +508,16 @@ def _check_line_claims(a: Alignment, content_type: str):
         elif r.marker.unit == 'rows': units = _row_units(a.original, text)
         else: units = None
         if units: check_claims(r.claims, units)
+        for c in r.claims:
+            if c.kind == 'signals': c.holds = _signal_holds(c, text.split('\n')[:r.marker.count] if r.marker.count else text.split('\n'))
+
+def page_text(original: str) -> str | None:
+    "The text the `html` compressor reads from a page (str): its main content rendered, the title first unless the content opens with it; None when it finds none."
+    doc = parse_clean(original.encode('utf-8', 'surrogatepass'))
+    node = main_content(doc) if doc is not None else None
+    if node is None: return None
+    text, title = render_text(node), page_title(doc)
+    return '# ' + title + '\n\n' + text if title and title.encode() not in text.encode()[:400] else text
 
 def _text(data: bytes | str) -> str: return data if isinstance(data, str) else bytes(data).decode('utf-8', 'replace')
 
@@ -441,7 +526,10 @@ def align(original: bytes | str, view: bytes | str, content_type: str = '') -> A
     o, v = _text(original), _text(view)
     if o == v: return Alignment(o, v, [Run('kept', (0, len(v)), (0, len(o)))] if o else [])
     if content_type == 'html':   # text rendered from the page: its markers count sections of that text, not of the HTML
-        return Alignment(o, v, [Run('rewritten', (0, len(v)), (0, len(o)))], exact=False)
+        text = page_text(o)
+        if text is None: return Alignment(o, v, [Run('rewritten', (0, len(v)), (0, len(o)))], exact=False)
+        a = align_lines(text, v, 'text'); a.rendered = True
+        return a
     if v.lstrip()[:1] in ('{', '[') and (MARKER_KEY in v or content_type == 'json'):   # a minified JSON view has no marker
         try: return align_json(o, v)
         except (ValueError, RecursionError): pass
@@ -580,6 +668,7 @@ def report_html(original: bytes | str, result, source: str = '', query: str = ''
                 + '</summary><table class="cv-runs"><tr><th>#</th><th>replaced</th><th>where</th><th>bytes</th><th>claims</th></tr>' + trs + '</table></details>')
     notes = []
     if a.reindented: notes.append('JSON is shown indented, keys sorted, on both sides; the view the model reads is compact.')
+    if a.rendered: notes.append('The page is shown as the text caveman extracts from it (its main content); the markup is one retrieve away.')
     if not a.exact and elided: notes.append('Some runs could not be placed exactly (see the grey and blue rows).')
     title = f'caveman report — {source}' if source else 'caveman report'
     return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'

@@ -17,7 +17,7 @@ from fastcore.script import Param, store_true, anno_parser
 from . import ccr
 from .engine import Engine, Result, RecoveryStoreError, as_bytes
 from .tokens import Counter
-from .toolschema import loads_lexical, dumps_compact, extract_tools, selection_profile
+from .toolschema import loads_typed, dumps_compact, extract_tools, selection_profile
 
 _all_ = ['selection_profile']
 
@@ -25,7 +25,7 @@ SHRINK_TYPE = 'toolschema'
 
 def compact_json(data: bytes | str) -> bytes | None:
     "The compact form (UTF-8 bytes) of exactly one JSON value: no whitespace, key order, number spelling and text as read; `None` when `data` is not exactly one JSON value (SPEC §14.6)."
-    try: return dumps_compact(loads_lexical(as_bytes(data))).encode('utf-8')
+    try: return dumps_compact(loads_typed(as_bytes(data))).encode('utf-8')
     except (ValueError, RecursionError): return None
 
 # %% ../nbs/41_shrink.ipynb #82a66589

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 import toon_format
+from .jsonlex import ConstantError, DuplicateNameError, loads_lexical
 
 class ToonError(ValueError):
     "A JSON value that cannot be encoded, or text that is not valid TOON. `str(err)` is a short reason that never contains the input."
@@ -26,15 +27,9 @@ def _int(text: str):
     try: return int(text)
     except ValueError: return Decimal(text)  # more digits than sys.get_int_max_str_digits()
 
-def _refuse_constant(name: str):
-    raise ToonError(f'{name} is not a JSON number')
-
-def _unique_keys(pairs: list) -> dict:
-    obj = {}
-    for key, value in pairs:
-        if key in obj: raise ToonError(f'duplicate object key {_clip(repr(key), 60)}')
-        obj[key] = value
-    return obj
+def _exact_number(lexeme: str):
+    "A JSON number lexeme as an exact value: `int`, or `Decimal` for fractions, exponents and over-long integers."
+    return Decimal(lexeme) if '.' in lexeme or 'e' in lexeme or 'E' in lexeme else _int(lexeme)
 
 def parse_json(json_text: str | bytes):
     "Parse exactly one JSON value from `json_text` (str, or UTF-8 bytes) with exact numbers (`int`/`Decimal`); raises `ToonError` on invalid JSON, trailing content, duplicate keys, NaN/Infinity (reference §6.1)."
@@ -42,9 +37,9 @@ def parse_json(json_text: str | bytes):
         try: json_text = bytes(json_text).decode('utf-8')
         except UnicodeDecodeError as e: raise ToonError(f'input is not UTF-8 (byte {e.start})') from None
     try:
-        return json.loads(json_text, parse_float=Decimal, parse_int=_int,
-                          parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
-    except ToonError: raise
+        return loads_lexical(json_text, numbers=_exact_number)
+    except DuplicateNameError as e: raise ToonError(f'duplicate object key {_clip(repr(e.name), 60)}') from None
+    except ConstantError as e: raise ToonError(f'{e.name} is not a JSON number') from None
     except json.JSONDecodeError as e:
         what = 'trailing content after the JSON value' if e.msg == 'Extra data' else f'not valid JSON ({e.msg})'
         raise ToonError(f'{what} at line {e.lineno} column {e.colno}') from None
@@ -168,7 +163,7 @@ def _load_cases(folder: Path) -> list[dict]:
     "Every case of one spec folder: version, file (`decode/objects.json`), index, category, the test, its options renamed."
     cases, version = [], folder.name.removeprefix('spec-')
     for f in sorted((folder / 'tests' / 'fixtures').glob('*/*.json')):
-        doc = json.loads(f.read_text(encoding='utf-8'), parse_float=Decimal)
+        doc = loads_lexical(f.read_text(encoding='utf-8'), numbers=_exact_number)
         for i, t in enumerate(doc['tests']):
             opts = dict(t.get('options') or {})
             if 'indent' in opts: opts['indentSize'] = opts.pop('indent')

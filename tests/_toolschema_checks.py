@@ -17,7 +17,6 @@ NAME_MAPS = {'properties', '$defs', 'definitions', 'patternProperties', 'depende
 DATA_KEYWORDS = {'enum', 'required', 'default', 'const'}            # values are data, not schemas
 ANNOTATIONS = {'examples', 'example', '$comment', 'title', '$schema'}  # the only keywords allowed to go
 CHECKED = {'enum', 'required', 'default', 'const', 'type', '$ref'}    # must be unchanged at their path
-MCP_HINT_DEFAULTS = {'readOnlyHint': False, 'destructiveHint': True, 'idempotentHint': False, 'openWorldHint': True}
 
 
 def schema_objects(schema, path=()):
@@ -86,17 +85,10 @@ def check_catalog(original: bytes, compressed: bytes) -> list[str]:
     if [t['name'] for t in before] != [t['name'] for t in after]: return bad + ['tool names or order changed']
     for t0, t1 in zip(before, after):
         name = t0['name']
-        gone = set(t0) - set(t1)
-        if gone - {'annotations', 'execution'} or set(t1) - set(t0): bad.append(f'{name}: envelope keys changed {sorted(gone)}')
+        if set(t0) != set(t1): bad.append(f'{name}: envelope keys changed {sorted(set(t0) ^ set(t1))}')
         for k in t0:
-            if k in SCHEMA_KEYS or k in ('description', 'annotations', 'execution'): continue
-            if t0[k] != t1.get(k): bad.append(f'{name}: envelope member {k} changed')
-        if 'inputSchema' in t0 and isinstance(t0.get('annotations', {}), dict):
-            eff = lambda t: {**MCP_HINT_DEFAULTS, **t.get('annotations', {})}
-            if eff(t0) != eff(t1): bad.append(f'{name}: effective annotations changed')
-            ex = lambda t: {'taskSupport': 'forbidden', **t.get('execution', {})}
-            if isinstance(t0.get('execution', {}), dict) and ex(t0) != ex(t1): bad.append(f'{name}: effective execution changed')
-        elif t0.get('annotations') != t1.get('annotations'): bad.append(f'{name}: annotations changed')
+            if k in SCHEMA_KEYS or k == 'description': continue
+            if json.dumps(t0[k]) != json.dumps(t1.get(k)): bad.append(f'{name}: envelope member {k} changed')  # annotations byte-identical
         for key, s0 in tool_schemas(t0):
             s1 = t1[key]
             bad += [f'{name}.{key}: {v}' for v in check_schema(s0, s1)]

@@ -2,10 +2,9 @@
 
 For each payload we run the `json`, `log` and `tabular` compressors, map every marker back to the exact original
 units it hides by walking the output against the original (kept units must appear verbatim, in
-order), parse the invariant summary grammar of reference §3.2/§3.16, and recompute each stated claim
-from those units with code written independently of `caveman.compressors.base`:
-constants, ranges (original spellings of the extremes), enumerations (values, counts summing to the
-run, the `absent` bucket), dense and bounded coverage. Credential-shaped names are never mentioned.
+order), and recompute each stated claim from every field of those units with `tests/_truth.py` (the issue-10
+grammar, typed values, positional table cells; written independently of `caveman.compressors.base`):
+constants, ranges, enumerations (counts summing to the run, the `absent` bucket), dense and bounded coverage. Credential-shaped names are never mentioned.
 Also: determinism, idempotence (a second pass declines) and never raising, on every corpus file.
 """
 import csv, io, json, random, re, statistics, time, timeit
@@ -18,6 +17,8 @@ from caveman.corpus import corpus_files, corpus_path
 from caveman.compressors.json import compress_json, COMPRESSOR as JSON_COMPRESSOR
 from caveman.compressors.log import compress_log, COMPRESSOR as LOG_COMPRESSOR
 from caveman.compressors.tabular import compress_table
+
+import _truth   # the grammar, the field rules and the claim checks (independent of caveman)
 
 ELL = '\u2026'
 MARKER, INV, NOTE = '__caveman_elided__', '__caveman_invariants__', '__caveman_note__'
@@ -51,57 +52,6 @@ def canon(v) -> str:
 
 def nbytes(s: str) -> int: return len(s.encode('utf-8', 'surrogatepass'))
 
-def element_fields(e) -> dict:
-    "name -> value of a JSON element: top-level non-empty scalars, first 24 keys in sorted order."
-    if not isinstance(e, dict): return {}
-    out = {}
-    for k in sorted(e):
-        v = e[k]
-        if v is True: t = 'true'
-        elif v is False: t = 'false'
-        elif isinstance(v, str): t = str(v)
-        else: continue
-        if t: out[k] = t
-        if len(out) == 24: break
-    return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# independent log field reading: a character scanner for logfmt, json for JSON-object lines
-
-def logfmt(line: str) -> dict:
-    out, i, n = {}, 0, len(line)
-    count = 0
-    while i < n and count < 24:
-        starts_key = (i == 0 or line[i - 1].isspace() or line[i - 1] in ',[{(') and line[i].isascii() and (line[i].isalpha() or line[i] == '_')
-        if starts_key:
-            j = i + 1
-            while j < n and line[j].isascii() and (line[j].isalnum() or line[j] in '_.-'): j += 1
-            if j < n and line[j] == '=':
-                key, j = line[i:j], j + 1
-                close = line.find(line[j], j + 1) if j < n and line[j] in '"\'' else -1
-                if close != -1: value, i = line[j + 1:close], close + 1
-                else:
-                    e = j
-                    while e < n and not line[e].isspace() and line[e] not in ',]})': e += 1
-                    value, i = line[j:e], e
-                if value:
-                    count += 1
-                    out.setdefault(key, value)          # first occurrence of a name counts
-                continue
-        i += 1
-    return out
-
-def line_fields(line: str) -> dict:
-    s = line.strip()
-    if s.startswith('{') and s.endswith('}'):
-        try: obj = parse(s)
-        except (ValueError, RecursionError): obj = None
-        if isinstance(obj, dict) and any(isinstance(v, (str, bool)) for v in obj.values()):
-            return element_fields(obj)
-    return logfmt(line)
-
-
 # ---------------------------------------------------------------------------------------------------
 # the summary grammar and its claims
 
@@ -109,88 +59,28 @@ def budget(elided: int) -> int:
     if elided <= 0: return 160
     return min(160, elided // 2, max(96, elided // 4))
 
-def numval(s): return Decimal(s) if NUMBER.match(s) else None
-
-def split_pairs(text: str, names: list[str]) -> list[tuple[str, str]]:
-    "Read `text` as `name=value name=value …` the way a reader would: a new pair starts at every ` name=` of a known name."
-    alts = '|'.join(map(re.escape, sorted(names, key=len, reverse=True)))
-    marks = [(m.start(1), m.end(), m.group(1)) for m in re.finditer(r'(?:^| )(' + alts + ')=', text)]
-    assert marks and marks[0][0] == 0, text
-    pairs = [(name, text[end:(marks[i + 1][0] - 1) if i + 1 < len(marks) else len(text)]) for i, (_, end, name) in enumerate(marks)]
-    order = [names.index(name) for name, _ in pairs]
-    assert order == sorted(set(order)), text                     # in field order, each name once
-    return pairs
-
 KINDS = {}   # claim kind -> how many claims of that kind were checked (for the coverage test below)
 
 def seen(kind: str): KINDS[kind] = KINDS.get(kind, 0) + 1
 
 def check_summary(summary: str, units: list[dict], elided_bytes: int):
-    "Assert that every claim of `summary` holds on the units' fields (one dict name -> value per unit)."
+    "Assert that every claim of `summary` holds on the units' fields (`_truth` field dicts, one per unit): the grammar and the claims are `_truth`'s."
     n = len(units)
-    if n < 2 or any(not u for u in units):
+    if n < 2:
         assert summary == '', (summary, units[:3])
         return
     if not summary: return
     assert nbytes(summary) <= budget(elided_bytes), summary
-    names = list(dict.fromkeys(k for u in units for k in u))
-    sections = summary.split('; ')
-    for si, sec in enumerate(sections):
-        if sec.startswith('all ') and si == 0:
-            for name, value in split_pairs(sec[4:], names):
-                assert not CREDENTIAL.search(name)
-                assert all(u.get(name) == value for u in units), (name, value)
-                seen('constant')
-        elif sec.startswith('range ') and si == len(sections) - 1:
-            for name, value in split_pairs(sec[6:], names):
-                assert not CREDENTIAL.search(name)
-                lo, hi = value.split('..')
-                vals = [u.get(name) for u in units]
-                assert all(v is not None and numval(v) is not None for v in vals), (name, vals[:5])
-                nums = [numval(v) for v in vals]
-                assert lo in vals and hi in vals and lo != hi
-                assert numval(lo) == min(nums) and numval(hi) == max(nums), (name, lo, hi)
-                seen('range')
-        else:
-            cands = [nm for nm in names if sec.startswith(nm + ': ')]
-            assert cands, sec
-            ok = False
-            for name in cands:
-                assert not CREDENTIAL.search(name)
-                rest = sec[len(name) + 2:]
-                have = [u[name] for u in units if name in u]
-                absent = n - len(have)
-                if m := re.fullmatch(r'(\S+)\.\.(\S+) all (\d+) present', rest):            # dense coverage
-                    low, high, count = m.group(1), m.group(2), int(m.group(3))
-                    distinct = set(have)
-                    assert absent == 0 and len(distinct) == count
-                    split = [(v.rstrip('0123456789'), v[len(v.rstrip('0123456789')):]) for v in distinct]
-                    assert len({p for p, _ in split}) == 1 and len({len(d) for _, d in split}) == 1
-                    assert all(d for _, d in split)
-                    ints = sorted(int(d) for _, d in split)
-                    assert ints[-1] - ints[0] + 1 == count
-                    by_int = {int(d): p + d for p, d in split}
-                    assert (by_int[ints[0]], by_int[ints[-1]]) == (low, high)
-                    ok = True; seen('dense')
-                elif m := re.fullmatch(r'(\d+) distinct, (\S+)\.\.(\S+)(?:, absent×(\d+))?', rest):   # bounded
-                    distinct = set(have)
-                    assert len(distinct) == int(m.group(1))
-                    assert min(distinct) == m.group(2) and max(distinct) == m.group(3)
-                    assert absent == int(m.group(4) or 0)
-                    ok = True; seen('bounded' + (' absent' if absent else ''))
-                else:                                                                        # enumeration
-                    buckets = [b.rsplit('×', 1) for b in rest.split(' ')]
-                    assert all(len(b) == 2 and b[1].isdigit() for b in buckets), sec
-                    counts = {}
-                    for value, c in buckets:
-                        assert value not in counts
-                        counts[value] = int(c)
-                    assert sum(counts.values()) == n                                  # counts sum to the run
-                    if 'absent' in counts: assert counts.pop('absent') == absent and absent > 0
-                    else: assert absent == 0
-                    assert all(have.count(v) == c for v, c in counts.items()), (name, counts)
-                    ok = True; seen('enumeration' + (' absent' if absent else ''))
-            assert ok
+    problems = []
+    for c in _truth.parse_summary(summary):
+        problems += _truth.check_claim(c, units, 'marker')
+        kind = {'const': 'constant', 'enum': 'enumeration', 'bounded': 'bounded', 'range': 'range', 'dense': 'dense'}.get(c['kind'], c['kind'])
+        if c['kind'] == 'enum' and any(v[0] == 'absent' for v, _ in c['counts']) or c['kind'] == 'bounded' and c['absent']: kind += ' absent'
+        seen(kind)
+    assert not problems, problems
+
+def json_units(elements) -> list[dict]:
+    return [_truth.record_fields(_truth.parse_json(canon(e))) for e in elements]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -273,7 +163,7 @@ def check_json(body: bytes, query: str = ''):
         summary = marker.get(INV, '')
         assert summary != ''  if INV in marker else True
         assert 'verified' not in summary.lower() and 'caveman' not in summary
-        check_summary(summary, [element_fields(e) for e in hidden], size)
+        check_summary(summary, json_units(hidden), size)
         if len(hidden) < 3: assert summary and 2 * (nbytes(summary) + 56) <= size   # worth eliding
     notes = [i for i, (m, _, _) in enumerate(runs) if NOTE in m]
     if total >= 4096:
@@ -309,7 +199,7 @@ def check_log(body: bytes, query: str = ''):
         size = sum(nbytes(h) + 1 for h in hidden)
         total += size
         summary = m.group(2) or ''
-        check_summary(summary, [line_fields(h) for h in hidden], size)
+        check_summary(summary, [_truth.log_line_fields(h) for h in hidden], size)
         if n < 3: assert summary and 2 * nbytes(line.rstrip('\r')) <= size
         runs.append((line, hidden))
         p += n
@@ -379,7 +269,7 @@ def test_random_long_strings_are_cut_truthfully():
 def test_json_200_charged_rows():
     rows = [{'id': i, 'state': 'charged', 'currency': 'EUR'} for i in range(200)]
     out, runs = check_json(json.dumps(rows).encode())
-    assert [m.get(INV) for m, _, _ in runs] == ['all currency=EUR state=charged; range id=10..197']
+    assert [m.get(INV) for m, _, _ in runs] == ['all currency="EUR" state="charged"; range id=10..197']
 
 def test_json_ledger_with_everything():
     rng = random.Random(5)
@@ -409,10 +299,10 @@ def test_log_600_line_logfmt():
     body = ''.join(f'ts=2026-11-30T07:{i // 60:02}:{i % 60:02}Z level=INFO service=ledger msg="charge {i} settled" status=200 '
                    f'latency_ms={20 + i % 80} req=req-{i:04} token=t-{i} session=abc\n' for i in range(600)).encode()
     out, runs = check_log(body)
-    assert len(runs) == 1 and 'all level=INFO service=ledger status=200' in runs[0][0]
+    assert len(runs) == 1 and 'all level="INFO" service="ledger" status="200"' in runs[0][0]
     assert 'token' not in runs[0][0] and 'session' not in runs[0][0]
     # over the 160-byte budget the range is shed before the coverage entries (reference §3.2 order)
-    assert 'req: req-0002..req-0597 all 596 present' in runs[0][0] and 'range' not in runs[0][0]
+    assert 'req: "req-0002".."req-0597" all 596 present' in runs[0][0] and 'range' not in runs[0][0]
 
 def test_log_crlf_ndjson_and_mixed():
     nd = ''.join(json.dumps({'delivery_id': f'wh-{1000 + i}', 'status': 'retrying' if i % 3 == 0 else 'delivered',
@@ -484,13 +374,6 @@ def read_table(text: str, markdown: bool, delimiter: str) -> list[list[str]]:
         return [[c.strip() for c in l.strip()[1:-1].split('|')] for l in text.replace('\r\n', '\n').strip().split('\n')]
     return [r for r in csv.reader(io.StringIO(text, newline=''), delimiter=delimiter) if r]
 
-def row_dict(header: list[str], cells: list[str]) -> dict:
-    out = {}
-    for h, c in list(zip(header, cells))[:24]:
-        h, c = h.strip(), c.strip()
-        if h and c: out.setdefault(h, c)
-    return out
-
 def check_table(body: bytes, query: str = '', markdown: bool = False, delimiter: str = ','):
     out = compress_table(body, query)
     assert out == compress_table(body, query)
@@ -517,7 +400,7 @@ def check_table(body: bytes, query: str = '', markdown: bool = False, delimiter:
         size = sum(nbytes(','.join(h)) + 1 for h in hidden)
         total += size
         summary = m.group(2) or ''
-        check_summary(summary, [row_dict(header, h) for h in hidden], size)
+        check_summary(summary, [_truth.row_record(header, h) for h in hidden], size)
         if n < 3: assert summary and 2 * nbytes(row[0]) <= size
         runs.append((row[0], hidden))
         p += n
@@ -550,7 +433,7 @@ def test_table_ledger_csv_tsv_markdown_crlf():
         buf = io.StringIO(); csv.writer(buf, delimiter=d, lineterminator=eol).writerows(rows); return buf.getvalue()
     out, runs = check_table(csv_text(rows).encode())
     assert rows[123] in read_table(out.decode(), False, ',')
-    assert any('all state=charged' in m for m, _ in runs) and not any('api_key' in m for m, _ in runs)
+    assert any('all state=""charged""' in m or 'all state="charged"' in m for m, _ in runs) and not any('api_key' in m for m, _ in runs)
     check_table(csv_text(rows).encode(), 'txn-10200')
     check_table(csv_text(rows, '\t').encode(), delimiter='\t')
     check_table(csv_text(rows, eol='\r\n').encode()[:-2])                           # CRLF, no final newline

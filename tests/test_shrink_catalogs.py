@@ -113,9 +113,9 @@ def test_validation_equivalence(catalog):
 
 
 def test_target_on_combined_catalog(shrunk):
-    "Issue target: >= 15% compact-token reduction on the five-server MCP catalog."
+    "At least 10% fewer compact tokens on the five-server MCP catalog with every fact kept and annotations verbatim (issue 15)."
     x, y, r = shrunk['mcp_combined_5_servers.json']
-    assert r.ratio >= 0.15, r.to_dict()
+    assert r.ratio >= 0.10, r.to_dict()
 
 
 RECOVER_SCRIPT = '''
@@ -152,8 +152,8 @@ UPLOAD_SHORT = ('Stores a file in the archive at the path you give. The path mus
                 'Provide exactly one of content or content_base64. Timestamps use the RFC 3339 format.')
 LIMIT_DESC = ('How many entries to return in a single page of results, counted from the most recent entry backwards. '
               'Values beyond 500 are refused by the server, and so are negative values or zero.')
-# the lead is 102 bytes: cut at byte 80 ("...the most re"), then back to the space at byte 77
-LIMIT_SHORT = ('How many entries to return in a single page of results, counted from the most '
+# the lead is 102 bytes and states no fact: cut at its last clause end within 100 bytes (the comma after "results")
+LIMIT_SHORT = ('How many entries to return in a single page of results '
                'Values beyond 500 are refused by the server, and so are negative values or zero.')
 
 
@@ -220,12 +220,14 @@ def test_golden_other_shapes(shape):
 
 
 def test_golden_real_descriptions():
-    "Real descriptions: fetch's lead is cut at its last space before byte 80 and the rest is filler; git_log's timestamp rule is kept whole."
+    "Real descriptions: fetch keeps its lead whole and the sentence that says it now has internet access (tool choice); git_log's timestamp rules are kept whole."
     fetch = json.loads(shrink(corpus_path('catalogs/mcp_fetch.json').read_bytes(), ':memory:')[0])
-    assert fetch['tools'][0]['description'] == 'Fetches a URL from the internet and optionally extracts its contents as'
+    assert fetch['tools'][0]['description'] == ('Fetches a URL from the internet and optionally extracts its contents as markdown.\n'
+                                                'Although originally you did not have internet access, and were advised to refuse and tell '
+                                                'the user this, this tool now grants you internet access.')
     git_in = json.loads(corpus_path('catalogs/mcp_git.json').read_bytes())
     git_out = json.loads(shrink(corpus_path('catalogs/mcp_git.json').read_bytes(), ':memory:')[0])
     log_in, log_out = ([t for t in d['tools'] if t['name'] == 'git_log'][0]['inputSchema']['properties'] for d in (git_in, git_out))
-    for p in ('start_timestamp', 'end_timestamp'):  # > 160 bytes, but lead + one ISO/format/absolute sentence = all of it
+    for p in ('start_timestamp', 'end_timestamp'):  # > 160 bytes, but every sentence states a format: all of it
         assert len(log_in[p]['description'].encode()) > 160
         assert log_out[p]['description'] == log_in[p]['description']

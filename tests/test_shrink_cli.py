@@ -45,7 +45,7 @@ def test_shrink_contract(env):
     want, r = shrink(x, ':memory:')
     assert p.stdout == want                                   # exactly the library's bytes, no added newline
     assert (report['tokens_before'], report['tokens_after'], report['ratio']) == (r.tokens_before, r.tokens_after, r.ratio)
-    assert report['ratio'] >= 0.15
+    assert report['ratio'] >= 0.10
     assert os.path.exists(env['CAVEMAN_CCR_DB'])             # the original went to the configured store
     q = cli('shrink', input=x, env=env)                        # the explicit verb is the same command
     assert (q.returncode, q.stdout, one_json_line(q.stderr)) == (0, p.stdout, report)

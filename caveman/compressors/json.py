@@ -7,7 +7,7 @@ __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP'
            'MARKER_OVERHEAD', 'PRESERVE_KEYS', 'FORCE_WORDS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
            'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
            'has_failure_value', 'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker',
-           'failure_word_starts', 'shorten_string', 'is_keyed_table', 'dumps_ordered', 'compress_json', 'json_view']
+           'failure_word_starts', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from .base import (
     Compressor, Compressed, NUM_OPEN, NUM_CLOSE, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
     summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill)
+from ..jsonlex import DuplicateNameError, VERBATIM_OPEN, is_verbatim, resolve_sentinels
 
 MIN_ARRAY, HEAD, TAIL = 8, 3, 2          # arrays longer than MIN_ARRAY are selected; head/tail kept
 Z_THRESHOLD, MAX_SPLITS = 2.0, 8         # outlier robust z; change-point splits per array
@@ -199,10 +200,18 @@ _NESTED_MARKER = '"' + MARKER_KEY + '":'
 
 def _nbytes(s: str) -> int: return len(s) if s.isascii() else len(s.encode('utf-8', 'surrogatepass'))
 
-def _long(x) -> bool: return type(x) is str and len(x) > LONG_STRING and x[:1] != NUM_OPEN
+def _holds_verbatim(v) -> bool:
+    "True when `v` is, or contains at any depth, an object with repeated member names (`caveman.jsonlex.is_verbatim`)."
+    t = type(v)
+    if t is dict: return any(_holds_verbatim(x) for x in v.values())
+    if t is list: return any(_holds_verbatim(x) for x in v)
+    return is_verbatim(v)
+
+def _long(x) -> bool: return type(x) is str and len(x) > LONG_STRING and x[:1] != NUM_OPEN and x[:1] != VERBATIM_OPEN
 
 class _Walk:
     "One compression pass over a parsed document: collapses long arrays and keyed tables in place, cuts long strings, remembers its markers."
+    verbatim = False                 # True when the document holds objects with repeated member names
     def __init__(self, query: str, stems: Sequence[str] = _STEMS):
         self.query, self.stems, self.markers, self.elided, self.profiles, self.cut = query, stems, [], 0, {}, 0
 
@@ -238,10 +247,13 @@ class _Walk:
         texts = [dumps_lexical(e) for e in arr]
         if any(_NESTED_MARKER in t or STRING_MARKER in t for t in texts): return self.elements(arr)
         sizes = [_nbytes(t) for t in texts]
-        return self.emit(arr, texts, sizes, self.select(arr, texts, sizes))
+        keep = self.select(arr, texts, sizes)
+        if self.verbatim: keep = [k or _holds_verbatim(e) for k, e in zip(keep, arr)]   # repeated names inside: kept whole
+        return self.emit(arr, texts, sizes, keep)
 
     def table(self, obj: dict):
         "Select the members of a keyed table in place: drop the unselected ones, add the marker members."
+        if any(is_verbatim(v) for v in obj.values()): return          # repeated names inside: no claims about it
         keys = list(obj)
         pairs = [{'key': k, 'value': obj[k]} for k in keys]
         texts = [dumps_lexical(p) for p in pairs]
@@ -292,23 +304,16 @@ def _variance(xs: list[float]) -> float:
 
 # %% ../../nbs/11_compressors_json.ipynb #b28a96d3
 import json
-try: from _json import make_encoder as _c_make_encoder, encode_basestring as _c_encode_str
-except ImportError: _c_make_encoder = None
-
-def _not_json(o): raise TypeError(f'{type(o).__name__} is not JSON')
-_ordered = _c_make_encoder(None, _not_json, _c_encode_str, None, ':', ',', False, False, False) if _c_make_encoder else None
-
-def dumps_ordered(value) -> str:
-    "Compact JSON text of a tree from `loads_lexical` with object members in their original order (numbers as spelled)."
-    s = ''.join(_ordered(value, 0)) if _ordered is not None and type(value) in (dict, list) else \
-        json.dumps(value, separators=(',', ':'), ensure_ascii=False, allow_nan=False)
-    return s.replace('"' + NUM_OPEN, '').replace(NUM_CLOSE + '"', '') if NUM_OPEN in s else s
+from ..jsonlex import dumps_ordered          # compact, members in source order, numbers as spelled
 
 def _compress(body: bytes, query: str) -> tuple[bytes, bool] | None:
     "(compact JSON, whether anything was elided or cut), or None for input that is not one UTF-8 JSON value."
     try:
-        doc = loads_lexical(body.decode('utf-8'))
+        text = body.decode('utf-8')
+        try: doc, verbatim = loads_lexical(text), False
+        except DuplicateNameError: doc, verbatim = loads_lexical(text, duplicates='verbatim'), True   # such objects stay whole
         walk = _Walk(query, present_stems(body))
+        walk.verbatim = verbatim
         out = walk.value(doc)
         changed = bool(walk.markers or walk.cut)
         if walk.elided >= CONTRACT_MIN_ELIDED: walk.markers[0][NOTE_KEY] = contract_line('elements')

@@ -48,8 +48,8 @@ def keep_rows(texts: Sequence[str], keep: Sequence[bool]) -> list[bool]:
 
 # %% ../../nbs/13_compressors_tabular.ipynb #59b83209
 def summary_fields(header: Sequence[str], cells: Sequence[str]) -> list[tuple[str, str]]:
-    "`row_fields` of a row without the columns whose name holds white space (they cannot be written as an unambiguous `name=value`)."
-    return [(k, v) for k, v in row_fields(header, cells) if not any(c.isspace() for c in k)]
+    "The summary fields of a table row: `row_fields` — every named column by position, cells as text literals (issue 10 grammar)."
+    return row_fields(header, cells)
 
 # %% ../../nbs/13_compressors_tabular.ipynb #518fa4f7
 from .base import Compressor, CONTRACT_MIN_ELIDED, contract_line, elide_runs, query_fill, row_fields

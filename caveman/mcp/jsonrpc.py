@@ -10,6 +10,7 @@ __all__ = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND', 'INVALID_PARAMS
 import json, logging
 from typing import Any, BinaryIO, Callable
 
+from ..jsonlex import loads_lexical
 from .transport import LineTooLong, max_inbound_bytes, read_lines, write_message
 
 _log = logging.getLogger('caveman.mcp.jsonrpc')
@@ -54,11 +55,11 @@ def _parse_float(s: str):
     f = float(s)
     return f if float.__repr__(f) == s else JsonNumber(s)
 
-def _no_constant(name: str): raise ValueError(f'{name} is not JSON')
+def _number(s: str): return _parse_float(s) if '.' in s or 'e' in s or 'E' in s else _parse_int(s)
 
 def decode_json(text: str) -> Any:
-    "Decode one JSON text (str) like `json.loads`, keeping number lexemes a float/int would respell as `JsonNumber`; raises `ValueError` (incl. `NaN`/`Infinity`) or `RecursionError` on bad input."
-    return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_no_constant)
+    "Decode one JSON text (str) with the package's reader `caveman.jsonlex.loads_lexical`, keeping number lexemes a float/int would respell as `JsonNumber`; raises `ValueError` (incl. `NaN`/`Infinity` and a repeated member name) or `RecursionError` on bad input."
+    return loads_lexical(text, numbers=_number)
 
 # %% ../../nbs/51_mcp_jsonrpc.ipynb #62e9f823
 def _dumps(value) -> bytes:
