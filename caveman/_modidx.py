@@ -107,7 +107,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                       'caveman.ccr_postgres.get': ('ccr_postgres.html#get', 'caveman/ccr_postgres.py'),
                                       'caveman.ccr_postgres.get_metadata': ('ccr_postgres.html#get_metadata', 'caveman/ccr_postgres.py'),
                                       'caveman.ccr_postgres.get_object': ('ccr_postgres.html#get_object', 'caveman/ccr_postgres.py'),
-                                      'caveman.ccr_postgres.is_pg_url': ('ccr_postgres.html#is_pg_url', 'caveman/ccr_postgres.py'),
                                       'caveman.ccr_postgres.list_session_objects': ( 'ccr_postgres.html#list_session_objects',
                                                                                      'caveman/ccr_postgres.py'),
                                       'caveman.ccr_postgres.migrate_sqlite': ( 'ccr_postgres.html#migrate_sqlite',
