@@ -4,14 +4,15 @@
 
 # %% auto #0
 __all__ = ['MAX_INPUT', 'STDIN', 'STORE_URL', 'STORE_VERBS', 'COMMANDS', 'USAGE', 'CliError', 'UsageError', 'read_input', 'Reply',
-           'compress', 'retrieve', 'detect', 'stats', 'toon', 'store_migrate', 'run', 'main']
+           'compress', 'retrieve', 'detect', 'stats', 'store', 'toon', 'install', 'uninstall', 'store_migrate', 'run',
+           'main']
 
 # %% ../nbs/60_cli.ipynb #67624199
-import io, json, logging, os, sys
+import io, json, logging, os, re, sys
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from fastcore.script import Param, anno_parser
+from fastcore.script import Param, anno_parser, store_true
 
 MAX_INPUT = 64 * 1024 * 1024   # bytes (SPEC §13)
 
@@ -73,6 +74,10 @@ def compress(file: Param('input file; - or nothing reads stdin', str, opt=False,
     if type and type not in (known := sorted(default_registry())):
         raise UsageError(f"caveman compress: unknown content type {type!r}; the types are: {', '.join(known)}")
     data = read_input(file)
+    from caveman.detect import detect as detect_type, unwrap
+    if type in ('', 'binary') and detect_type(unwrap(data)[0]) == 'binary':
+        from caveman.compressors.binary import binary_kind
+        raise CliError('cave_binary_input', f'the input is binary ({binary_kind(data)}, {len(data):,} bytes), not text: nothing was compressed or stored')
     warnings = []
     store = None
     if mode == 'compress':
@@ -130,6 +135,63 @@ def stats() -> Reply:
     try: return Reply((json.dumps(Engine(store).stats(), separators=(',', ':')) + '\n').encode())
     finally: store.close()
 
+# %% ../nbs/60_cli.ipynb #60ce6d94
+_json_dumps = json.dumps
+_UNITS = {'s': 1, 'm': 60, 'h': 3600, 'd': 86400, 'w': 604800, '': 1}
+_SIZES = {'': 1, 'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}
+
+def _amount(text: str, units: dict, what: str) -> float:
+    "A number with an optional unit suffix (`30d`, `200M`) in base units; raises `UsageError`."
+    t = text.strip().lower().removesuffix('b') if units is _SIZES else text.strip().lower()
+    num, unit = (t[:-1], t[-1]) if t and t[-1] in units and t[-1] != '' else (t, '')
+    try: value = float(num)
+    except ValueError: raise UsageError(f'caveman store: {what} must be a number with an optional unit, got {text!r}') from None
+    if value < 0 or value != value: raise UsageError(f'caveman store: {what} must not be negative, got {text!r}')
+    return value * units[unit]
+
+def store(verb: Param('info, list, rm, prune or vacuum', str, opt=False, choices=['info', 'list', 'rm', 'prune', 'vacuum']),
+          handles: Param('rm: the recovery handles to remove (any spelling retrieve accepts)', str, opt=False, nargs='*') = None,
+          json: Param('info/list: one JSON document instead of text', store_true) = False,
+          older_than: Param('prune: remove originals not read for this long (30d, 12h, 90m)', str) = '',
+          max_bytes: Param('prune: remove least recently read originals until the store retains at most this much (200M, 1G)', str) = '') -> Reply:
+    "Look after the recovery store: info, list, rm HANDLE…, prune --older-than/--max-bytes, vacuum."
+    from caveman import ccr
+    dumps = _json_dumps                        # the parameter `json` (the --json flag) hides the module here
+    if verb == 'rm' and not handles: raise UsageError('caveman store rm: give at least one handle')
+    if verb != 'rm' and handles: raise UsageError(f'caveman store {verb}: takes no handles')
+    if verb == 'prune' and not (older_than or max_bytes): raise UsageError('caveman store prune: give --older-than and/or --max-bytes')
+    age = _amount(older_than, _UNITS, '--older-than') if older_than else None
+    cap = int(_amount(max_bytes, _SIZES, '--max-bytes')) if max_bytes else None
+    st = _store()
+    try:
+        if verb in ('rm', 'prune', 'vacuum') and st.read_only:
+            raise CliError('cave_store_read_only', f'the recovery store can only be read here: {st.read_only}')
+        if verb == 'info':
+            d = st.info()
+            out = dumps(d) + '\n' if json else ''.join(f'{k:13s} {v}\n' for k, v in d.items())
+        elif verb == 'list':
+            rows = st.originals()
+            if json: out = dumps(rows) + '\n'
+            else:
+                out = ''.join(f"{r['handle']}  {r['content_type'] or '-':14s} {r['bytes']:>10,}  {r['tokens_before']:>8,} -> {r['tokens_after']:<8,}"
+                              f"  stored {r['created_at'][:19]}  read {r['last_read'][:19] or 'never'}\n" for r in rows)
+        elif verb == 'rm':
+            wanted = [ccr.normalize_handle(h) for h in handles]
+            gone = st.remove(wanted)
+            missing = [h for h in wanted if h not in gone]
+            if missing: raise CliError('cave_unknown_handle', f'removed {len(gone)}; no original found for {", ".join(missing)}')
+            out = dumps({'removed': gone}) + '\n'
+        elif verb == 'prune':
+            before = st.used_bytes()
+            gone = st.prune(older_than=age, max_bytes=cap)
+            out = dumps({'removed': len(gone), 'freed_bytes': before - st.used_bytes(), 'stored_bytes': st.used_bytes()}) + '\n'
+        else:
+            before = st.info()['file_bytes']
+            out = dumps({'file_bytes_before': before, 'file_bytes_after': st.vacuum()}) + '\n'
+    except ccr.StoreError as e: raise CliError('cave_store_unavailable', f'store {verb}: {e}') from None
+    finally: st.close()
+    return Reply(out.encode())
+
 # %% ../nbs/60_cli.ipynb #d3060b05
 _DELIMITERS = {',': ',', 'comma': ',', '\t': '\t', 'tab': '\t', '\\t': '\t', '|': '|', 'pipe': '|'}
 
@@ -150,7 +212,37 @@ def toon(op: Param('encode (JSON -> TOON) or decode (TOON -> JSON)', str, opt=Fa
         raise CliError('cave_invalid_json' if op == 'encode' else 'cave_invalid_toon', str(e)) from None
     return Reply((text + '\n').encode('utf-8', 'surrogatepass'))
 
-# %% ../nbs/60_cli.ipynb #146e0823
+# %% ../nbs/60_cli.ipynb #ce2cf72b
+def install(host: Param('agent host', str, opt=False, choices=['claude-code']),
+            scope: Param('user (~/.claude), project (.claude/settings.json, .mcp.json) or local (.claude/settings.local.json)', str,
+                         choices=['user', 'project', 'local']) = 'user',
+            dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
+            no_mcp: Param('do not register caveman-mcp: the hook then makes lossless views only', bool) = False,
+            project: Param('the project directory of the project and local scopes', str) = '.') -> Reply:
+    "Install caveman's PostToolUse hook and MCP server into HOST's settings; a settings file that is not a JSON object fails with `cave_settings_invalid` and nothing written."
+    from caveman import hooks
+    try: changes = hooks.plan(True, scope, project, mcp=not no_mcp)
+    except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
+    if dry_run: return Reply((hooks.diff(changes) or 'no change: caveman is installed\n').encode())
+    return Reply(('\n'.join(hooks.apply(changes) or ['no change: caveman is installed']) + '\n').encode())
+
+def uninstall(host: Param('agent host', str, opt=False, choices=['claude-code']),
+              scope: Param('user, project or local, as given to install', str, choices=['user', 'project', 'local']) = 'user',
+              dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
+              project: Param('the project directory of the project and local scopes', str) = '.') -> Reply:
+    "Remove caveman's hook and MCP server from HOST's settings, leaving everything else as it was."
+    from caveman import hooks
+    try: changes = hooks.plan(False, scope, project)
+    except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
+    if dry_run: return Reply((hooks.diff(changes) or 'no change: caveman is not installed\n').encode())
+    return Reply(('\n'.join(hooks.apply(changes) or ['no change: caveman is not installed']) + '\n').encode())
+
+def _dashes(a: str) -> str:
+    "`--dry-run` -> `--dry_run`: options may be spelled with dashes."
+    name, eq, val = a.partition('=')
+    return name.replace('-', '_').replace('__', '--', 1) + eq + val if re.fullmatch(r'--[a-z]+(-[a-z]+)+', name) else a
+
+# %% ../nbs/60_cli.ipynb #74a7eb19
 def store_migrate(source: str, target: str) -> Reply:
     "Copy the SQLite store `source` (`sqlite:PATH` or PATH) into the PostgreSQL store `target` (`postgresql://…`), verifying every row's hash; one JSON line of counts on stdout. Raises `CliError` `cave_invalid_arguments` / `cave_store_unavailable` / `cave_migrate_failed`."
     from caveman import ccr
@@ -169,10 +261,10 @@ def store_migrate(source: str, target: str) -> Reply:
     finally: src.close()
     return Reply((json.dumps({'from': src.path, 'to': dst.path, **counts}, separators=(',', ':')) + '\n').encode())
 
-STORE_VERBS = {'migrate': store_migrate}
+STORE_VERBS = {'migrate': store_migrate}   # `store` verbs with a parser of their own
 
 def _store_parser(verb: str):
-    "The argparse parser of `caveman store VERB` (only `migrate` so far)."
+    "The argparse parser of `caveman store VERB` for the verbs of `STORE_VERBS`."
     import argparse
     p = argparse.ArgumentParser(prog=f'caveman store {verb}', description=STORE_VERBS[verb].__doc__)
     p.add_argument('--from', dest='source', required=True, help='the SQLite store to copy: sqlite:PATH or PATH')
@@ -182,7 +274,8 @@ def _store_parser(verb: str):
     return p
 
 # %% ../nbs/60_cli.ipynb #6fbacc94
-COMMANDS = {'compress': compress, 'retrieve': retrieve, 'detect': detect, 'stats': stats, 'toon': toon}
+COMMANDS = {'compress': compress, 'retrieve': retrieve, 'detect': detect, 'stats': stats, 'store': store, 'toon': toon,
+            'install': install, 'uninstall': uninstall}
 
 USAGE = """usage: caveman <command> [options]
 
@@ -191,9 +284,17 @@ USAGE = """usage: caveman <command> [options]
   retrieve HANDLE [--query Q]     the exact original bytes (or a query-narrowed view)
   detect [FILE|-]                 the detected content type
   stats                           what the store holds: stored originals, tokens before/after, per type
+  store info|list [--json]        the recovery store: where, how big, what it holds
+  store rm HANDLE… | prune [--older-than 30d] [--max-bytes 200M] | vacuum
+                                  remove originals (least recently read first), give the space back
   toon encode|decode [FILE|-]     JSON <-> TOON; invalid input exits 1 with nothing on stdout
   store migrate --from sqlite:PATH --to postgresql://…
                                   copy a local store into a shared PostgreSQL store (resumable, hash-verified)
+  hook claude-code [--recovery]   PostToolUse hook: the event on stdin, the replacement (or nothing) on stdout
+  install claude-code [--scope user|project|local] [--dry-run] [--no-mcp]
+                                  merge the hook and caveman-mcp into Claude Code's settings
+  uninstall claude-code [--scope S] [--dry-run]
+                                  take them out again
   version                         the package version
 
 caveman <command> --help shows a command's options. Input is capped at 64 MiB.
@@ -222,10 +323,14 @@ def run(argv: list[str], stdin=None) -> tuple[int, bytes, bytes]:
     name, rest = argv[0], list(argv[1:])
     if name in ('-h', '--help', 'help'): return 0, USAGE.encode(), b''
     if name in ('version', '--version', '-V'): return 0, f'caveman {__version__}\n'.encode(), b''
-    if name == 'store':
-        verb = rest[0] if rest else ''
-        if verb not in STORE_VERBS: return 2, b'', f'caveman store: unknown verb {verb!r}; the verbs are: {", ".join(STORE_VERBS)}\n'.encode()
-        p, command, rest = _store_parser(verb), STORE_VERBS[verb], rest[1:]
+    if name == 'hook':
+        from caveman.hooks import hook_main
+        out, err = io.BytesIO(), io.BytesIO()
+        status = hook_main(rest, stdin or STDIN.get() or sys.stdin.buffer, out, err)
+        return status, out.getvalue(), err.getvalue()
+    rest = [_dashes(a) for a in rest]
+    if name == 'store' and rest and rest[0] in STORE_VERBS:
+        p, command, rest = _store_parser(rest[0]), STORE_VERBS[rest[0]], rest[1:]
     elif name not in COMMANDS: return 2, b'', f'caveman: unknown command {name!r}\n\n{USAGE}'.encode()
     else: p, command = _parser(name), COMMANDS[name]
     if any(a in ('-h', '--help') for a in rest): return 0, p.format_help().encode(), b''
