@@ -99,6 +99,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                       'caveman.ccr_postgres.PgStore._redact': ( 'ccr_postgres.html#pgstore._redact',
                                                                                 'caveman/ccr_postgres.py'),
                                       'caveman.ccr_postgres._classify': ('ccr_postgres.html#_classify', 'caveman/ccr_postgres.py'),
+                                      'caveman.ccr_postgres._not_yet': ('ccr_postgres.html#_not_yet', 'caveman/ccr_postgres.py'),
                                       'caveman.ccr_postgres._obj': ('ccr_postgres.html#_obj', 'caveman/ccr_postgres.py'),
                                       'caveman.ccr_postgres._object': ('ccr_postgres.html#_object', 'caveman/ccr_postgres.py'),
                                       'caveman.ccr_postgres._password': ('ccr_postgres.html#_password', 'caveman/ccr_postgres.py'),

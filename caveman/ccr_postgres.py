@@ -427,3 +427,12 @@ def migrate_sqlite(src: 'ccr.Store', dst: PgStore, progress=None) -> dict:
             counts['verified'] += len(batch)
             if progress: progress(dict(counts))
     return counts
+
+# %% ../nbs/02b_ccr_postgres.ipynb #26800585
+def _not_yet(name: str):
+    def refuse(self, *args, **kwargs):
+        raise StoreError(f'{name} is not available on a PostgreSQL recovery store yet (a file store only)')
+    refuse.__name__ = name
+    return refuse
+
+for _name in ('info', 'originals', 'remove', 'prune', 'vacuum'): setattr(PgStore, _name, _not_yet(_name))
