@@ -267,4 +267,4 @@ def test_cli_store_url_option(pg, tmp_path):
     assert pg.sql(url, "SELECT encode(sha256(original), 'hex') FROM recoveries WHERE handle = %s", (h,)) == [(digest(text),)]
     r = subprocess.run([exe, 'retrieve', h], capture_output=True, timeout=120, env={**env, 'CAVEMAN_CCR_URL': url})
     assert (r.returncode, r.stdout) == (0, text)
-    assert not (tmp_path / 'home').exists()                              # the local file store was never touched
+    assert not list((tmp_path / 'home').glob('ccr.db*'))                 # the local file store was never made
