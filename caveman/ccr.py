@@ -4,13 +4,13 @@
 
 # %% auto #0
 __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_PAGES', 'SIDECARS', 'SCHEMA', 'SCHEMA_VERSION',
-           'COUNT_RETAINED', 'BUSY_TIMEOUT_MS', 'OPERATION_RETRY_SECONDS', 'OPEN_BUSY_TIMEOUT_MS', 'READ_NOTE_SECONDS',
-           'OBJECT_TYPES', 'CURRENTNESS', 'LIFECYCLES', 'handle_for', 'StoreError', 'NotFound', 'BudgetExceeded',
-           'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject', 'make_private_dirs', 'default_path',
-           'budget_from_env', 'check_store_dir', 'secure_file', 'prepare_store_path', 'is_busy', 'retry_on_busy',
-           'rfc3339_nano', 'write_transaction', 'schema_version', 'migrate', 'apply_page_caps', 'Store', 'open_store',
-           'content_hash_for', 'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary',
-           'normalize_handle']
+           'COUNT_RETAINED', 'BUSY_TIMEOUT_MS', 'OPERATION_RETRY_SECONDS', 'OPEN_BUSY_TIMEOUT_MS', 'STORE_URL_ENV',
+           'SERVER_SCHEMES', 'READ_NOTE_SECONDS', 'OBJECT_TYPES', 'CURRENTNESS', 'LIFECYCLES', 'handle_for',
+           'StoreError', 'NotFound', 'BudgetExceeded', 'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject',
+           'make_private_dirs', 'default_path', 'budget_from_env', 'check_store_dir', 'secure_file',
+           'prepare_store_path', 'is_busy', 'retry_on_busy', 'rfc3339_nano', 'write_transaction', 'schema_version',
+           'migrate', 'apply_page_caps', 'Store', 'open_store', 'is_server_url', 'store_target', 'content_hash_for',
+           'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary', 'normalize_handle']
 
 # %% ../nbs/02_ccr.ipynb #7b9fbcb8
 import errno, hashlib, json, logging, os, re, sqlite3, stat, threading, time
@@ -470,6 +470,10 @@ def _open_ro(path: str | None) -> tuple:
 def open_store(path: str | None = None, *, max_bytes: int | None = None, create_dirs: bool = True, mode: str = 'rw') -> Store:
     "Open the recovery store at `path` (`None`: `default_path()`; `':memory:'`: ephemeral) with a budget of `max_bytes` bytes (default `budget_from_env()`); `mode` `rw` (create, raise if not writable), `ro` (read only) or `auto` (rw, else ro, else retry on use); reference §4.4–4.5. Raises `StoreError` / `UnsafePath`."
     if mode not in ('rw', 'ro', 'auto'): raise ValueError(f'mode must be rw, ro or auto, got {mode!r}')
+    path = store_target(path)
+    if is_server_url(path):   # a team's shared database (02b_ccr_postgres): loaded only when asked for
+        from caveman import ccr_postgres
+        return ccr_postgres.open_pg_store(path, max_bytes=max_bytes, mode=mode)
     budget_error = ''
     if max_bytes is None:
         try: max_bytes = budget_from_env()
@@ -483,6 +487,23 @@ def open_store(path: str | None = None, *, max_bytes: int | None = None, create_
     try: store._open(writable=True)
     except StoreError as e: store.unavailable = str(e)
     return store
+
+# %% ../nbs/02_ccr.ipynb #68c9f86f
+STORE_URL_ENV = 'CAVEMAN_CCR_URL'
+SERVER_SCHEMES = ('postgresql', 'postgres')
+
+def is_server_url(target) -> bool:
+    "True when `target` is a `postgresql://` / `postgres://` URL (a database-server store), not a file path."
+    return isinstance(target, str) and '://' in target and target.split('://', 1)[0].lower() in SERVER_SCHEMES
+
+def store_target(path: str | None = None) -> str | None:
+    "What `open_store` opens: `path` if given, else `$CAVEMAN_CCR_URL` if set, else None (the default file); `sqlite:PATH` gives PATH. Raises `StoreError` for another URL scheme."
+    target = path if path is not None else (os.environ.get(STORE_URL_ENV, '').strip() or None)
+    if target is None or is_server_url(target): return target
+    target = os.fspath(target)
+    if target.lower().startswith('sqlite:'): return target[len('sqlite:'):].removeprefix('//') or None
+    if re.match(r'^[A-Za-z][A-Za-z0-9+.-]*://', target): raise StoreError(f'unsupported recovery store URL scheme: {target.split("://", 1)[0]}')
+    return target
 
 # %% ../nbs/02_ccr.ipynb #d02bf1a8
 _RECOVERY_COLUMNS = 'content_type, compressor, tokens_before, tokens_after, original, metadata'
