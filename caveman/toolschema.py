@@ -258,7 +258,7 @@ _ITEM = regex.compile(r'^(\s*)(?:[-*+•]|\d{1,3}[.)]|[a-zA-Z][.)])\s+|^(\s+)(?=
 _HEADER_END = regex.compile(r'[:：]\s*$')
 
 # %% ../nbs/40_toolschema.ipynb #b8125bb9
-_EMPHASIS = regex.compile(r'(\*\*|__)(?=\S)(.+?)(?<=\S)\1')
+_EMPHASIS = regex.compile(r'(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w*])')   # only `**…**` between non-word characters: `__init__` is a name
 _HEADING = regex.compile(r'^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$')
 _RULE = regex.compile(r'^\s*([-*_])(?:\s*\1){2,}\s*$')
 _BULLET = regex.compile(r'^(\s*)[*+•](?=\s)')
@@ -273,7 +273,7 @@ def tidy_lines(text: str) -> list[tuple[str, bool]]:
         indent = _INDENT.match(line)[0].replace('\t', '  ')
         body = _SPACES.sub(' ', line.strip())
         if (m := _HEADING.match(body)): body = m[1]
-        body = _BULLET.sub(r'\1-', _EMPHASIS.sub(r'\2', body))
+        body = _BULLET.sub(r'\1-', _EMPHASIS.sub(r'\1', body))
         out.append((indent + body, para)); para = False
     return out
 
