@@ -53,10 +53,13 @@ class _Collect(logging.Handler):
     def emit(self, record): self.messages.append(record.getMessage())
 
 def _store():
-    "The shared recovery store of SPEC §4 (home directory created 0700); `CliError('cave_store_unavailable')` if it cannot be opened."
+    "The shared recovery store of SPEC §4 (home directory created 0700) in `auto` mode: read-only when it may be read but not written (its errors then name the cause); `CliError('cave_store_unavailable')` if it cannot be opened at all."
     from caveman import ccr
-    try: return ccr.open_store(None, create_dirs=True)
+    try: store = ccr.open_store(None, create_dirs=True, mode='auto')
     except Exception as e: raise CliError('cave_store_unavailable', f'cannot open the recovery store: {e}') from None
+    if store.unavailable:
+        store.close(); raise CliError('cave_store_unavailable', f'cannot open the recovery store: {store.unavailable}')
+    return store
 
 # %% ../nbs/60_cli.ipynb #45e9d64c
 def compress(file: Param('input file; - or nothing reads stdin', str, opt=False, nargs='?') = '-',
@@ -103,12 +106,14 @@ def retrieve(handle: Param('recovery handle: ccr_…, <<ccr:ccr_…>>, ccr:ccr_�
     from caveman.engine import Engine
     h = ccr.normalize_handle(handle)
     if not h: raise CliError('cave_invalid_arguments', 'missing recovery handle')
+    try: h.encode('utf-8')
+    except UnicodeEncodeError: raise CliError('cave_invalid_arguments', 'the recovery handle is not valid text (a lone surrogate or bytes that are not UTF-8)') from None
     store = _store()
     try:
         eng = Engine(store)
         try: return Reply(eng.retrieve_query(h, query) if query.strip() else eng.retrieve(h))
         except ccr.NotFound: raise CliError('cave_unknown_handle', f'no original found for handle {handle}') from None
-        except ccr.StoreError as e: raise CliError('cave_unknown_handle', f'no original found for handle {handle}: {e}') from None
+        except ccr.StoreError as e: raise CliError('cave_store_unavailable', f'the recovery store could not be read, so whether {handle} exists is unknown: {e}') from None
     finally: store.close()
 
 # %% ../nbs/60_cli.ipynb #e8c8a0b4
@@ -205,9 +210,13 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None, stderr=None) ->
     status, out, err = run(argv, stdin)
     try:
         if out: stdout.write(out); stdout.flush()
-    except BrokenPipeError:
-        try: os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+    except OSError as e:   # a closed pipe, a full disk (`> /dev/full`), an I/O error: the output is incomplete
+        try: os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())   # so the flush at exit cannot raise again
         except (OSError, ValueError, io.UnsupportedOperation): pass
         status = status or 1
-    if err: stderr.write(err); stderr.flush()
+        if not isinstance(e, BrokenPipeError):   # whoever closed the pipe does not want output; anything else is an error
+            err = _line({'error': 'cave_output_failed', 'message': f'cannot write the output: {e.strerror or e}'})
+    try:
+        if err: stderr.write(err); stderr.flush()
+    except OSError: pass
     return status

@@ -37,13 +37,40 @@ def run(kind: str, data: bytes, timeout=180, **env) -> subprocess.CompletedProce
     "Feed `data` to a fresh server of `kind`, close stdin, wait for exit status 0."
     r = subprocess.run(command(kind), input=data, capture_output=True, env=server_env(kind, **env), timeout=timeout)
     assert r.returncode == 0, r.stderr.decode(errors='replace')[-3000:]
+    r.sent = data
     return r
 
 
+def _request_ids(data: bytes) -> list:
+    "The id of each request line of `data` in order (None for lines that are not one request with an id)."
+    out = []
+    for line in data.split(b'\n'):
+        try: msg = json.loads(line.decode('utf-8', 'replace').strip().lstrip('\ufeff'))   # as the server salvages an id
+        except (ValueError, RecursionError): msg = None
+        out.append(json.dumps(msg['id']) if isinstance(msg, dict) and msg.get('id') is not None else None)
+    return out
+
+
+def in_request_order(out: list, sent: bytes) -> list:
+    "Replies with an id put in the order their requests were sent; tool calls run concurrently, so their replies may come later than those to lines read after them. Replies without an id (answered as lines are read) keep their places."
+    ids, used = _request_ids(sent), set()
+    def position(m):
+        key = json.dumps(m['id'])
+        i = next((i for i, k in enumerate(ids) if k == key and i not in used), len(ids))
+        used.add(i)
+        return i
+    slots = [k for k, m in enumerate(out) if isinstance(m, dict) and m.get('id') is not None]
+    ordered = sorted((out[k] for k in slots), key=position)
+    out = list(out)
+    for k, m in zip(slots, ordered): out[k] = m
+    return out
+
+
 def replies(r: subprocess.CompletedProcess) -> list:
-    "stdout as parsed JSON lines; every line must be JSON and the stream must end with a newline."
+    "stdout as parsed JSON lines, in request order (`in_request_order`); every line must be JSON and the stream must end with a newline."
     assert r.stdout == b'' or r.stdout.endswith(b'\n'), r.stdout[-200:]
-    return [json.loads(line) for line in r.stdout.split(b'\n')[:-1]]
+    out = [json.loads(line) for line in r.stdout.split(b'\n')[:-1]]
+    return in_request_order(out, getattr(r, 'sent', b''))
 
 
 def ok(rid, result=None) -> dict: return {'jsonrpc': '2.0', 'id': rid, 'result': {} if result is None else result}
@@ -88,9 +115,10 @@ class Live:
         return json.loads(line)
 
     def close(self, timeout=60) -> int:
+        "Close stdin; the server may still send replies to tool calls it was running (each a whole JSON-RPC response line), then must exit."
         self.p.stdin.close()
-        rest = self.lines.get(timeout=timeout)
-        assert rest is None, f'unexpected output after the last reply: {rest[:200]!r}'
+        while (rest := self.lines.get(timeout=timeout)) is not None:
+            assert rest.endswith(b'\n') and 'id' in json.loads(rest), f'unexpected output after the last reply: {rest[:200]!r}'
         return self.p.wait(timeout=timeout)
 
     def __enter__(self): return self

@@ -12,10 +12,10 @@ N_WORKERS, N_PUTS = 4, 200
 MiB = 1 << 20
 
 
-def payload(worker: int, i: int) -> bytes:
-    "Deterministic payload; every third item is the same bytes for all workers (overlap), the rest are the worker's own. 10 B .. 64 KiB."
+def payload(worker: int, i: int, max_size: int = 65536) -> bytes:
+    "Deterministic payload; every third item is the same bytes for all workers (overlap), the rest are the worker's own. 10 B .. `max_size` (64 KiB)."
     key = f'shared-{i}' if i % 3 == 0 else f'w{worker}-{i}'
-    size = (i * 7919) % 65536
+    size = (i * 7919) % max_size
     block = hashlib.sha256(key.encode()).digest()
     return key.encode() + b'|' + (block * (size // 32 + 1))[:size]
 
@@ -43,7 +43,7 @@ def _worker_put(spec: dict) -> dict:
     _wait_until(spec['start_at'])  # all workers open a fresh file at the same moment
     with open_store(spec['path']) as store:
         for i in range(spec['n']):
-            data = payload(w, i)
+            data = payload(w, i, spec.get('max_size', 65536))
             try:
                 h = store.put(data, content_type='text', compressor='text', tokens_before=len(data) // 4 + 1,
                               tokens_after=1, metadata=f'w{w}'.encode())

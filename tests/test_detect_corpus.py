@@ -52,11 +52,11 @@ def test_yaml_is_config_only_with_block_scalars_allowed(path):
     assert classify_config(data, block_scalars=False) is None   # the reference's veto
 
 
-def test_fast_on_every_corpus_file():
-    "A generous ceiling (the notebook reports a few ms): catches quadratic scans, not noise."
-    slow = {p.name: timing(p.read_bytes(), runs=7) for p in FILES}
-    slow = {k: v for k, v in slow.items() if v[1] > 40}
-    assert not slow, slow
+def test_deterministic_on_every_corpus_file():
+    "Detection of each corpus file gives the same answer on every run (its speed is measured by `make bench`, never asserted here)."
+    for p in FILES:
+        data = p.read_bytes()
+        assert len({detect(unwrap(data)[0]) for _ in range(3)}) == 1, p.name
 
 
 PATHOLOGICAL = {

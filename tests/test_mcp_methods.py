@@ -199,9 +199,15 @@ def test_each_tool_round_trip_on_raw_lines(tmp_path):
 
 
 def test_stats_ratio_is_zero_and_finite_with_no_requests_and_with_empty_input():
-    r = run('caveman-mcp', call(1, 'caveman_stats') + b'\n' + call(2, 'caveman_compress', {'input': ''}) + b'\n' + call(3, 'caveman_stats', {}) + b'\n')
-    assert b'NaN' not in r.stdout and b'Infinity' not in r.stdout and b'verified' not in r.stdout.lower()
-    first, compressed, after = (json.loads(tool_text(o)[0]) for o in replies(r))
+    "Each call waits for the reply to the one before: tool calls run concurrently, so only that orders stats around the compress."
+    out = []
+    with Live('caveman-mcp') as s:
+        for line in (call(1, 'caveman_stats'), call(2, 'caveman_compress', {'input': ''}), call(3, 'caveman_stats', {})):
+            s.send(line); out.append(s.reply())
+        assert s.close() == 0
+    text = json.dumps(out)
+    assert 'NaN' not in text and 'Infinity' not in text and 'verified' not in text.lower()
+    first, compressed, after = (json.loads(tool_text(o)[0]) for o in out)
     assert (first['requests'], first['ratio'], first['tokens_before']) == (0, 0, 0)
     assert (compressed['tokens_before'], compressed['ratio'], compressed['recovery_handle']) == (0, 0, None)
     assert (after['requests'], after['ratio']) == (1, 0) and math.isfinite(after['ratio'])

@@ -36,6 +36,9 @@ FORBIDDEN_CALLS = {
     'ProcessPoolExecutor'}
 # dynamic imports: the module name would be data, not visible to this check
 OPT_IN = {'caveman.mcp.gateway'}     # loaded only by `caveman-mcp --config` / `--`, inside `main`
+# a forbidden module one file may import for one narrow use, every use of it in that file checked against the list:
+# the server interrupts a cancelled request's thread with CPython's PyThreadState_SetAsyncExc (no other way from Python)
+NARROW_USES = {('caveman.mcp.server', 'ctypes'): {'ctypes.pythonapi.PyThreadState_SetAsyncExc', 'ctypes.c_ulong', 'ctypes.py_object'}}
 DYNAMIC_IMPORTS = {'__import__', 'import_module', 'spec_from_file_location', 'module_from_spec', 'load_module', 'exec_module'}
 
 
@@ -85,6 +88,26 @@ def imports_of(root: Path, path: Path):
                 yield node.lineno, f'call:{node.args[1].value}'
 
 
+def narrow_use_ok(root: Path, path: Path, module: str) -> bool:
+    "True when `path` may import `module` by NARROW_USES and every name reached through it is one of the allowed attribute chains."
+    allowed = NARROW_USES.get((module_name(root, path), module))
+    if allowed is None: return False
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == module: return False      # only `import module` is checked
+        if isinstance(node, ast.Import) and any(a.asname for a in node.names if a.name == module): return False
+    chains = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == module: chains.add(node)
+    parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    for name in chains:
+        node, dotted = name, module
+        while isinstance(parents.get(node), ast.Attribute) and parents[node].value is node:
+            node = parents[node]; dotted += '.' + node.attr
+        if dotted not in allowed: return False
+    return True
+
+
 def violations(root: Path, start: list[Path]) -> tuple[list[str], set[str]]:
     "Walk `start` files and every `caveman.*` module they import (transitively); return (problems, modules checked)."
     seen, todo, problems = set(), list(start), []
@@ -100,7 +123,7 @@ def violations(root: Path, start: list[Path]) -> tuple[list[str], set[str]]:
         for line, imported in imports_of(root, path):
             where = f'{path.relative_to(root)}:{line}'
             if imported.startswith('call:'): problems.append(f'{where}: calls {imported[5:]}')
-            elif forbidden_module(imported): problems.append(f'{where}: imports {imported}')
+            elif forbidden_module(imported) and not narrow_use_ok(root, path, imported): problems.append(f'{where}: imports {imported}')
             elif imported in OPT_IN: continue
             elif imported == 'caveman' or imported.startswith('caveman.'):
                 target = module_file(root, imported)
@@ -158,6 +181,22 @@ def test_checker_follows_caveman_imports_transitively(tmp_path):
     assert {'caveman.mcp.server', 'caveman.mcp.tools', 'caveman.engine', 'caveman.store'} <= seen
     assert [p.split(': ', 1)[1] for p in problems] == ['imports urllib.request'], problems
     assert problems[0].startswith('caveman/store/__init__.py:1')
+
+
+@pytest.mark.parametrize('src, ok', [
+    ('import ctypes\nctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(1), ctypes.py_object(KeyboardInterrupt))', True),
+    ('import ctypes\nctypes.CDLL("libc.so.6").connect', False),
+    ('import ctypes\nf = ctypes.pythonapi\nf.socket', False),
+    ('from ctypes import pythonapi', False),
+    ('import ctypes as c\nc.CDLL("x")', False),
+])
+def test_narrow_use_is_checked(tmp_path, src, ok):
+    "ctypes in the server is allowed for the one call that interrupts a thread, and nothing else."
+    root = make_pkg(tmp_path, {'caveman/mcp/server.py': src})
+    problems, _ = violations(root, [root / 'caveman/mcp/server.py'])
+    assert (problems == []) == ok, problems
+    other = make_pkg(tmp_path / 'other', {'caveman/mcp/tools.py': src})
+    assert violations(other, [other / 'caveman/mcp/tools.py'])[0] != []   # only that one module
 
 
 def test_checker_passes_clean_code(tmp_path):

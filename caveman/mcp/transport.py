@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['DEFAULT_MAX_INBOUND', 'MAX_INBOUND_ENV', 'LOG_LEVEL_ENV', 'max_inbound_bytes', 'LineTooLong', 'read_lines',
-           'write_message', 'guard_stdout', 'KeyValueFormatter', 'log_level', 'setup_logging']
+           'write_message', 'LineWriter', 'guard_stdout', 'KeyValueFormatter', 'log_level', 'setup_logging']
 
 # %% ../../nbs/50_mcp_transport.ipynb #8ccbc555
 import logging, os, re, sys
@@ -64,6 +64,31 @@ def write_message(out: BinaryIO, data: bytes) -> None:
     out.write(data)
     out.write(b'\n')
     out.flush()
+
+# %% ../../nbs/50_mcp_transport.ipynb #c5c2726c
+import queue, threading
+
+class LineWriter:
+    "The only writer of protocol stream `out`: `send(data: bytes)` queues one message, a daemon thread writes each as one flushed line (`write_message`); `close(timeout)` writes what is queued and stops; `error` holds the first `OSError`/`ValueError`."
+    _STOP = object()
+    def __init__(self, out: BinaryIO):
+        self.out, self.error, self._q = out, None, queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name='caveman-writer', daemon=True)
+        self._thread.start()
+
+    def send(self, data: bytes) -> None: self._q.put(data)
+
+    def _run(self):
+        while (data := self._q.get()) is not LineWriter._STOP:
+            if self.error is not None: continue
+            try: write_message(self.out, data)
+            except (OSError, ValueError) as e: self.error = e
+
+    def close(self, timeout: float | None = None) -> bool:
+        "Write everything queued, then stop; True if the thread finished within `timeout` seconds."
+        self._q.put(LineWriter._STOP)
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
 # %% ../../nbs/50_mcp_transport.ipynb #9c7ac8cb
 _REAL_STDOUT: BinaryIO | None = None
