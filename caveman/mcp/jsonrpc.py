@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND', 'INVALID_PARAMS', 'INTERNAL_ERROR', 'NO_REPLY', 'RpcError',
-           'method_not_found', 'JsonNumber', 'decode_json', 'handle_message', 'serve']
+           'method_not_found', 'JsonNumber', 'decode_json', 'handle_message', 'oversize_request_id', 'serve']
 
 # %% ../../nbs/51_mcp_jsonrpc.ipynb #dce2a8d2
 import json, logging
@@ -155,13 +155,52 @@ def handle_message(line: bytes, dispatch: Callable[[str, Any], Any]) -> bytes | 
         return _error(_NULL, INTERNAL_ERROR, _INTERNAL)
 
 # %% ../../nbs/51_mcp_jsonrpc.ipynb #cd618fe8
+import re
+_DEC = json.JSONDecoder()
+_LAST_ID = re.compile(r'[{,][ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"(?:[^"\\]|\\.)*")[ \t\r\n]*\}[ \t\r\n]*$')
+
+def _usable_id(rid) -> bool: return isinstance(rid, (str, int, float)) and not isinstance(rid, bool)
+
+def _id_from_head(text: str):
+    "The value of the top-level `id` member among the complete members at the start of a JSON object text; raises `ValueError` when it is not there."
+    def ws(i):
+        while i < len(text) and text[i] in _JSON_WS: i += 1
+        return i
+    i = ws(0)
+    if text[i:i + 1] != '{': raise ValueError('not an object')
+    i += 1
+    while True:
+        i = ws(i)
+        if text[i:i + 1] != '"': raise ValueError('no member')
+        key, i = json.decoder.scanstring(text, i + 1)
+        i = ws(i)
+        if text[i:i + 1] != ':': raise ValueError('no colon')
+        value, i = _DEC.raw_decode(text, ws(i + 1))
+        if key == 'id': return value
+        i = ws(i)
+        if text[i:i + 1] != ',': raise ValueError('no id')
+        i += 1
+
+def oversize_request_id(head: bytes, tail: bytes = b'') -> bytes:
+    "The raw JSON id (bytes) of an over-long request line from its first bytes `head` or last bytes `tail`, or `null` when neither shows a top-level string or number id (SPEC §8)."
+    try:
+        rid = _id_from_head(head.decode('utf-8', 'replace').lstrip('\ufeff'))
+        if _usable_id(rid): return _id_bytes(rid)
+    except (ValueError, RecursionError, IndexError): pass
+    m = _LAST_ID.search(tail.decode('utf-8', 'replace'))
+    if m:
+        try: rid = json.loads(m.group(1))
+        except ValueError: return _NULL
+        if _usable_id(rid): return _id_bytes(rid)
+    return _NULL
+
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #341b02ee
 def serve(stdin: BinaryIO, stdout: BinaryIO, dispatch: Callable[[str, Any], Any], cap: int | None = None) -> None:
     "Answer newline-delimited JSON-RPC 2.0 from binary `stdin` on binary `stdout` until EOF; lines over `cap` bytes (default `max_inbound_bytes()`) get −32600 `cave_payload_too_large`; raises only on read/write errors (reference §7.1, SPEC §8)."
     cap = max_inbound_bytes() if cap is None else cap
-    too_long = _error(_NULL, INVALID_REQUEST, f'cave_payload_too_large: message exceeds {cap} bytes')
     for line in read_lines(stdin, cap):
         if isinstance(line, LineTooLong):
             _log.warning('inbound cap exceeded', extra={'bytes': line.nbytes, 'cap': cap})
-            reply = too_long
+            reply = _error(oversize_request_id(line.head, line.tail), INVALID_REQUEST, f'cave_payload_too_large: message exceeds {cap} bytes')
         else: reply = handle_message(line, dispatch)
         if reply is not None: write_message(stdout, reply)
