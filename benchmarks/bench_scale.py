@@ -69,7 +69,7 @@ def pathological() -> list[tuple[str, bytes]]:
     lines = _lines_of('log')
     return [('16 MiB run of spaces', b' ' * 16 * 2**20),
             ('one 16 MiB JSON line', ('[' + ','.join(one_line) + ']').encode()),
-            ('1M-line log', b''.join(lines[i % len(lines)] for i in range(1_000_000)))]
+            ('1M-line log (16 B lines)', b''.join(lines[i % len(lines)][:15].rstrip(b'\r\n') + b'\n' for i in range(1_000_000)))]
 
 def _rss_now() -> int:
     for l in open('/proc/self/status'):
@@ -145,7 +145,7 @@ def _fmt(m: dict) -> list[str]:
 
 def run() -> str:
     sizes = [int(s) for s in os.environ.get('BENCH_SCALE_SIZES', ','.join(map(str, SIZES))).split(',')]
-    kinds = os.environ.get('BENCH_SCALE_TYPES', ','.join(KINDS)).split(',')
+    kinds = [k for k in os.environ.get('BENCH_SCALE_TYPES', ','.join(KINDS)).split(',') if k]
     md = ['## Scale: 100 KB, 1 MB, 16 MB and pathological payloads', '',
           'Fresh process per row. engine / count: `Engine.compress` (fresh file store) and tiktoken `encode_ordinary` of the same text, '
           f'medians of alternating pairs ({", ".join(f"{REPS.get(s, 1)} at {s:,} B" for s in sizes)}; 1 in the pathological set). '
