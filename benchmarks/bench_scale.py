@@ -67,7 +67,7 @@ def pathological() -> list[tuple[str, bytes]]:
     while n < 16 * 2**20:
         s = json.dumps(items[i % len(items)], separators=(',', ':')); one_line.append(s); n += len(s) + 1; i += 1
     lines = _lines_of('log')
-    return [('16 MiB run of spaces', b' ' * 16 * 2**20),
+    return [('16 MiB run of spaces in a line', b'start: ' + b' ' * 16 * 2**20 + b'end\n'),
             ('one 16 MiB JSON line', ('[' + ','.join(one_line) + ']').encode()),
             ('1M-line log (16 B lines)', b''.join(lines[i % len(lines)][:15].rstrip(b'\r\n') + b'\n' for i in range(1_000_000)))]
 
