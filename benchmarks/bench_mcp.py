@@ -57,7 +57,7 @@ def cold_starts(exe: str, env: dict) -> list[float]:
         p.stdin.write(INIT); p.stdin.flush()
         line = p.stdout.readline()
         out.append(time.perf_counter() - t)
-        assert json.loads(line)['result']['protocolVersion'] == '2024-11-05', line
+        assert json.loads(line)['result']['protocolVersion'] == '2025-06-18', line   # the version it asked for
         p.stdin.close(); p.wait(timeout=60)
     return out
 

@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['MAX_INPUT', 'STDIN', 'COMMANDS', 'USAGE', 'CliError', 'UsageError', 'read_input', 'Reply', 'compress', 'retrieve',
-           'detect', 'stats', 'toon', 'run', 'main']
+           'detect', 'stats', 'toon', 'install', 'uninstall', 'run', 'main']
 
 # %% ../nbs/60_cli.ipynb #67624199
-import io, json, logging, os, sys
+import io, json, logging, os, re, sys
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -149,8 +149,39 @@ def toon(op: Param('encode (JSON -> TOON) or decode (TOON -> JSON)', str, opt=Fa
         raise CliError('cave_invalid_json' if op == 'encode' else 'cave_invalid_toon', str(e)) from None
     return Reply((text + '\n').encode('utf-8', 'surrogatepass'))
 
+# %% ../nbs/60_cli.ipynb #ce2cf72b
+def install(host: Param('agent host', str, opt=False, choices=['claude-code']),
+            scope: Param('user (~/.claude), project (.claude/settings.json, .mcp.json) or local (.claude/settings.local.json)', str,
+                         choices=['user', 'project', 'local']) = 'user',
+            dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
+            no_mcp: Param('do not register caveman-mcp: the hook then makes lossless views only', bool) = False,
+            project: Param('the project directory of the project and local scopes', str) = '.') -> Reply:
+    "Install caveman's PostToolUse hook and MCP server into HOST's settings; a settings file that is not a JSON object fails with `cave_settings_invalid` and nothing written."
+    from caveman import hooks
+    try: changes = hooks.plan(True, scope, project, mcp=not no_mcp)
+    except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
+    if dry_run: return Reply((hooks.diff(changes) or 'no change: caveman is installed\n').encode())
+    return Reply(('\n'.join(hooks.apply(changes) or ['no change: caveman is installed']) + '\n').encode())
+
+def uninstall(host: Param('agent host', str, opt=False, choices=['claude-code']),
+              scope: Param('user, project or local, as given to install', str, choices=['user', 'project', 'local']) = 'user',
+              dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
+              project: Param('the project directory of the project and local scopes', str) = '.') -> Reply:
+    "Remove caveman's hook and MCP server from HOST's settings, leaving everything else as it was."
+    from caveman import hooks
+    try: changes = hooks.plan(False, scope, project)
+    except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
+    if dry_run: return Reply((hooks.diff(changes) or 'no change: caveman is not installed\n').encode())
+    return Reply(('\n'.join(hooks.apply(changes) or ['no change: caveman is not installed']) + '\n').encode())
+
+def _dashes(a: str) -> str:
+    "`--dry-run` -> `--dry_run`: options may be spelled with dashes."
+    name, eq, val = a.partition('=')
+    return name.replace('-', '_').replace('__', '--', 1) + eq + val if re.fullmatch(r'--[a-z]+(-[a-z]+)+', name) else a
+
 # %% ../nbs/60_cli.ipynb #6fbacc94
-COMMANDS = {'compress': compress, 'retrieve': retrieve, 'detect': detect, 'stats': stats, 'toon': toon}
+COMMANDS = {'compress': compress, 'retrieve': retrieve, 'detect': detect, 'stats': stats, 'toon': toon,
+            'install': install, 'uninstall': uninstall}
 
 USAGE = """usage: caveman <command> [options]
 
@@ -160,6 +191,11 @@ USAGE = """usage: caveman <command> [options]
   detect [FILE|-]                 the detected content type
   stats                           what the store holds: stored originals, tokens before/after, per type
   toon encode|decode [FILE|-]     JSON <-> TOON; invalid input exits 1 with nothing on stdout
+  hook claude-code [--recovery]   PostToolUse hook: the event on stdin, the replacement (or nothing) on stdout
+  install claude-code [--scope user|project|local] [--dry-run] [--no-mcp]
+                                  merge the hook and caveman-mcp into Claude Code's settings
+  uninstall claude-code [--scope S] [--dry-run]
+                                  take them out again
   version                         the package version
 
 caveman <command> --help shows a command's options. Input is capped at 64 MiB.
@@ -180,6 +216,12 @@ def run(argv: list[str], stdin=None) -> tuple[int, bytes, bytes]:
     name, rest = argv[0], list(argv[1:])
     if name in ('-h', '--help', 'help'): return 0, USAGE.encode(), b''
     if name in ('version', '--version', '-V'): return 0, f'caveman {__version__}\n'.encode(), b''
+    if name == 'hook':
+        from caveman.hooks import hook_main
+        out, err = io.BytesIO(), io.BytesIO()
+        status = hook_main(rest, stdin or STDIN.get() or sys.stdin.buffer, out, err)
+        return status, out.getvalue(), err.getvalue()
+    rest = [_dashes(a) for a in rest]
     if name not in COMMANDS: return 2, b'', f'caveman: unknown command {name!r}\n\n{USAGE}'.encode()
     p = _parser(name)
     if any(a in ('-h', '--help') for a in rest): return 0, p.format_help().encode(), b''

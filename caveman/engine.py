@@ -56,12 +56,14 @@ class RecoveryStoreError(RuntimeError):
 from .compressors import json as _json, log as _log, diff as _diff, html as _html, code as _code
 from .compressors import repetition as _repetition, toon as _toon
 from .compressors import tabular as _tabular, text as _text, config as _config, search as _search, terminal as _terminal
+from .compressors import listing as _listing, binary as _binary
 from . import toolschema as _toolschema
 
 BUILTIN = [  # one line per compressor module
     _json, _log, _diff, _html, _code, _repetition, _toon,
     _toolschema,
     _tabular, _text, _config, _search, _terminal,
+    _listing, _binary,
 ]
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ def default_registry() -> dict[str, Compressor]:
     "`{content_type: Compressor}` for every module in `BUILTIN` (reference §1.7), `json` as TOON-vs-elision `BestOf` when `CAVE_ENGINE_TOON=best-of`; plain imports, so the server's no-dynamic-import guard holds."
     reg = {}
     for mod in BUILTIN:
-        for c in (getattr(mod, 'COMPRESSOR', None), getattr(mod, 'ANNOTATIONS_COMPRESSOR', None)):
+        for c in (getattr(mod, 'COMPRESSOR', None), getattr(mod, 'ANNOTATIONS_COMPRESSOR', None), *getattr(mod, 'COMPRESSORS', ())):
             if c is not None: reg[c.content_type] = c
     if os.environ.get('CAVE_ENGINE_TOON', '').strip().lower() == 'best-of': reg['json'] = _best_of_json()
     return reg

@@ -482,7 +482,7 @@ def align_json(original: str, view: str) -> Alignment:
 # %% ../nbs/62_report.ipynb #2bf8c3c2
 import csv, io
 from .compressors.base import log_fields, row_fields, MAX_SIGNAL_CHARS
-from .compressors.html import parse_clean, main_content, render_text, page_title
+from .compressors.html import parse_clean, main_content, render_text, page_title, outside_text
 from .detect import parse_table
 
 def _row_units(original: str, text: str) -> list | None:
@@ -517,7 +517,10 @@ def page_text(original: str) -> str | None:
     node = main_content(doc) if doc is not None else None
     if node is None: return None
     text, title = render_text(node), page_title(doc)
-    return '# ' + title + '\n\n' + text if title and title.encode() not in text.encode()[:400] else text
+    before, after = outside_text(doc, node)                     # the sections the view counts outside the main content
+    titled = title and title.encode() not in text.encode()[:400]
+    parts = (['# ' + title] if titled else []) + [before, text, after]
+    return '\n\n'.join(p for p in parts if p)
 
 def _text(data: bytes | str) -> str: return data if isinstance(data, str) else bytes(data).decode('utf-8', 'replace')
 

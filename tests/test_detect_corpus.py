@@ -25,7 +25,9 @@ def timing(data: bytes, runs: int = 15) -> tuple[float, float]:
 
 def test_corpus_has_every_kind():
     assert sorted({p.name.split('_')[0] for p in FILES}) == sorted(KIND)
-    assert set(KIND.values()) == set(DETECTED_TYPES)
+    # every detected type but the three for everyday shell output and binary, which the shared corpus
+    # has no file of; tests/test_detect_everyday.py captures those on the machine at test time
+    assert set(KIND.values()) == set(DETECTED_TYPES) - {'table', 'listing', 'binary'}
 
 
 @pytest.mark.parametrize('path', FILES, ids=lambda p: p.name)

@@ -111,9 +111,9 @@ def test_responses_from_the_client_are_ignored(kind):
 
 # --- batches ---------------------------------------------------------------------------------
 
-DISCOVER_B = err(-32601, 'method not found: server/discover', 'b')
+DISCOVER_B = err(-32601, 'method not found: prompts/list', 'b')
 BATCHES = {
-    'mixed': (b'[' + req(1) + b',{"jsonrpc":"2.0","method":"ping"},' + req('b', 'server/discover') + b']', [[ok(1), DISCOVER_B]]),
+    'mixed': (b'[' + req(1) + b',{"jsonrpc":"2.0","method":"ping"},' + req('b', 'prompts/list') + b']', [[ok(1), DISCOVER_B]]),
     'all notifications': (b'[{"jsonrpc":"2.0","method":"ping"},{"jsonrpc":"2.0","id":null,"method":"ping"}]', []),
     'empty': (b'[]', [err(-32600, 'empty batch')]),
     'empty with spaces': (b'[ \t ]', [err(-32600, 'empty batch')]),
@@ -132,9 +132,9 @@ def test_batch_shapes(kind, name):
 
 @FAULTY
 def test_batch_with_failing_members(kind):
-    line = b'[' + req(1, 'boom') + b',' + req(2, 'server/discover') + b',' + req(3, 'exit') + b',' + req(4) + b']'
+    line = b'[' + req(1, 'boom') + b',' + req(2, 'prompts/list') + b',' + req(3, 'exit') + b',' + req(4) + b']'
     assert replies(run(kind, line + b'\n' + req('after') + b'\n')) == [
-        [err(-32603, 'cave_internal_error', 1), err(-32601, 'method not found: server/discover', 2),
+        [err(-32603, 'cave_internal_error', 1), err(-32601, 'method not found: prompts/list', 2),
          err(-32603, 'cave_internal_error', 3), ok(4)], ok('after')]
 
 
@@ -149,8 +149,8 @@ def test_batch_is_one_line(kind):                      # reference §10.1: two p
 
 @BOTH
 def test_unknown_methods_are_method_not_found(kind):
-    r = run(kind, req(1, 'server/discover') + b'\n' + req(2, 'resources/list') + b'\n' + req(3, '') + b'\n')
-    assert replies(r) == [err(-32601, 'method not found: server/discover', 1), err(-32601, 'method not found: resources/list', 2),
+    r = run(kind, req(1, 'prompts/list') + b'\n' + req(2, 'resources/list') + b'\n' + req(3, '') + b'\n')
+    assert replies(r) == [err(-32601, 'method not found: prompts/list', 1), err(-32601, 'method not found: resources/list', 2),
                           err(-32601, 'method not found: ', 3)]
 
 

@@ -1,7 +1,9 @@
-"""caveman-mcp driven by the official MCP Python SDK 2.x client as a subprocess, in both of its modes:
-the session-level `ClientSession.initialize()` handshake and the high-level `mcp.Client(...,
-mode="auto")`, which probes `server/discover` first and falls back to `initialize` on an error
-(stalling on silence). Payloads are the real json_* and log_* files of the shared corpus."""
+"""caveman-mcp driven by the official MCP Python SDK 2.x client as a subprocess, in both eras: the
+session-level `ClientSession.initialize()` handshake (the SDK offers 2025-11-25), `mcp.Client(...,
+mode="legacy")`, `mcp.Client(..., mode="auto")`, which probes `server/discover` and stays on the
+stateless 2026-07-28 protocol when the server answers it, and `mode="2026-07-28"`, which speaks it
+without a probe. Payloads are the real json_* and log_* files of the shared corpus. The same clients
+over Streamable HTTP are in tests/test_mcp_http.py."""
 import asyncio, json, os, time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,11 +25,15 @@ async def session(env: dict, errlog):
     async with stdio_client(params, errlog=errlog) as (read, write):
         async with ClientSession(read, write) as s:
             init = await s.initialize()
-            assert init.protocol_version == '2024-11-05'
+            assert init.protocol_version == '2025-11-25'
             yield s
 
 def text_of(result) -> str:
-    assert len(result.content) == 1 and result.content[0].type == 'text'
+    "The text block of a tool result; a second block may only be the resource_link to the stored original (2025-06-18 on)."
+    assert result.content[0].type == 'text'
+    if len(result.content) > 1:
+        assert len(result.content) == 2 and result.content[1].type == 'resource_link', result.content
+        assert str(result.content[1].uri) == 'caveman://ccr/' + json.loads(result.content[0].text)['recovery_handle']
     return result.content[0].text
 
 def payloads():
@@ -152,34 +158,52 @@ def params_for(env: dict) -> StdioServerParameters:
     return StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
 
 def test_sdk_client_session_initialize_calls_every_tool(store_env, tmp_path):
-    "The session-level client: `ClientSession.initialize()` (the pre-2026 handshake), then all five tools."
+    "The session-level client: `ClientSession.initialize()` (the handshake, at the SDK's 2025-11-25), then all five tools."
     errlog = open(tmp_path / 'stderr.log', 'w+')
     async def run():
         async with stdio_client(params_for(store_env), errlog=errlog) as (read, write):
             async with ClientSession(read, write) as s:
                 init = await s.initialize()
-                assert (init.protocol_version, init.server_info.name, init.server_info.version) == ('2024-11-05', 'caveman', caveman.__version__)
-                assert init.capabilities.tools is not None and init.instructions is None
+                assert (init.protocol_version, init.server_info.name, init.server_info.version) == ('2025-11-25', 'caveman', caveman.__version__)
+                assert init.capabilities.tools is not None and init.capabilities.resources is not None and init.instructions
                 await exercise_five(s.list_tools, s.call_tool)
     asyncio.run(run())
 
-@pytest.mark.parametrize('mode', ['auto', 'legacy'])
+ERA = {'auto': ('2026-07-28', 'discover'), '2026-07-28': ('2026-07-28', None), 'legacy': ('2025-11-25', 'initialize')}
+
+@pytest.mark.parametrize('mode', ['auto', '2026-07-28', 'legacy'])
 def test_high_level_client_calls_every_tool(mode, store_env, tmp_path):
-    """`mcp.Client(..., mode=...)`: in "auto" mode the SDK sends `server/discover` first; caveman answers
-    −32601 at once and the client falls back to `initialize` (2024-11-05) without waiting out a timeout."""
+    """`mcp.Client(..., mode=...)` over stdio: "auto" sends `server/discover` first and, since caveman answers it,
+    stays on the stateless 2026-07-28 protocol (no fallback to `initialize`); "2026-07-28" speaks it without a
+    probe; "legacy" runs the handshake. The tools, the caps and the ledger behave the same in all three."""
     errlog = open(tmp_path / 'stderr.log', 'w+')
     async def run():
         t0 = time.perf_counter()
         async with Client(params_for(store_env), mode=mode, read_timeout_seconds=60) as c:
             connect = time.perf_counter() - t0
-            assert c.protocol_version == '2024-11-05'
-            assert (c.server_info.name, c.server_info.version) == ('caveman', caveman.__version__)
-            assert c.session.initialize_result is not None and c.session.discover_result is None
-            await exercise_five(c.list_tools, c.call_tool)
+            version, how = ERA[mode]
+            assert c.protocol_version == version
+            if how == 'discover':
+                assert c.session.discover_result is not None and c.session.initialize_result is None
+                assert c.session.discover_result.supported_versions[0] == '2026-07-28'
+                assert (c.server_info.name, c.server_info.version) == ('caveman', caveman.__version__)
+            elif how == 'initialize':
+                assert c.session.initialize_result is not None and c.session.discover_result is None
+                assert (c.server_info.name, c.server_info.version) == ('caveman', caveman.__version__)
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert tools['caveman_retrieve'].annotations.read_only_hint is True
+            assert tools['caveman_compress'].annotations.read_only_hint is False
+            assert all(t.annotations.open_world_hint is False for t in tools.values())
+            assert tools['caveman_retrieve'].meta == {'anthropic/maxResultSizeChars': 500000}
+            p = await exercise_five(c.list_tools, c.call_tool)
+            res = await c.read_resource(f'caveman://ccr/{p["recovery_handle"]}')
+            assert res.contents[0].text == corpus_path('json_github_list_issues.json').read_text(encoding='utf-8')
+            again = await c.call_tool('caveman_retrieve', {'recovery_handle': p['recovery_handle']})
+            assert text_of(again).startswith('caveman: this exact handle and query were already answered')   # the ledger
         return connect
     connect = asyncio.run(run())
     print(f'\nmcp.Client(mode={mode!r}): connected in {connect*1e3:.0f} ms')
-    assert connect < 5, connect        # a silent server/discover would cost the SDK's 10 s probe timeout
+    assert connect < 5, connect        # a silent or slow server/discover would cost the SDK's probe timeout
 
 
 def test_sdk_client_gets_the_oversize_error_under_its_id_not_a_hang(store_env, tmp_path):

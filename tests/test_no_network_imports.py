@@ -5,6 +5,10 @@ with `ast` and must not import a networking, process-spawning or remote-client m
 through `__import__` / `importlib.import_module`, or call `os.system`-style process functions or
 asyncio's subprocess and socket helpers. Third-party packages are out of scope (their authors' code);
 the MCP SDK (`mcp`, a dev dependency) is forbidden because it brings HTTP transports with it.
+One module is a listener by design: `caveman.mcp.http`, the Streamable HTTP transport that only
+`caveman-mcp --http` loads (the stdio server never imports it: nbs/53 checks `sys.modules`). It may
+import the ASGI server stack (uvicorn, Starlette) and `urllib.parse` — and nothing else on the list: no
+client library, no process spawning. It accepts connections; it never opens one.
 The checker is itself tested on small crafted packages, so it cannot pass by finding nothing.
 
 One module is exempt, by design and by name: `caveman.mcp.gateway`, whose whole job is to start the
@@ -34,6 +38,8 @@ FORBIDDEN_CALLS = {
     'open_connection', 'open_unix_connection', 'start_server', 'start_unix_server', 'create_connection',
     'create_server', 'create_unix_connection', 'create_unix_server', 'create_datagram_endpoint', 'sock_connect',
     'ProcessPoolExecutor'}
+# the one listening module and the forbidden modules it may use (inbound HTTP only)
+LISTENERS = {'caveman.mcp.http': {'uvicorn', 'starlette', 'urllib.parse'}}
 # dynamic imports: the module name would be data, not visible to this check
 OPT_IN = {'caveman.mcp.gateway'}     # loaded only by `caveman-mcp --config` / `--`, inside `main`
 # a forbidden module one file may import for one narrow use, every use of it in that file checked against the list:
@@ -42,8 +48,9 @@ NARROW_USES = {('caveman.mcp.server', 'ctypes'): {'ctypes.pythonapi.PyThreadStat
 DYNAMIC_IMPORTS = {'__import__', 'import_module', 'spec_from_file_location', 'module_from_spec', 'load_module', 'exec_module'}
 
 
-def forbidden_module(name: str) -> bool:
+def forbidden_module(name: str, allowed: set = frozenset()) -> bool:
     parts = name.split('.')
+    if any('.'.join(parts[:i]) in allowed for i in range(1, len(parts) + 1)): return False
     return any('.'.join(parts[:i]) in FORBIDDEN_MODULES for i in range(1, len(parts) + 1))
 
 
@@ -123,7 +130,7 @@ def violations(root: Path, start: list[Path]) -> tuple[list[str], set[str]]:
         for line, imported in imports_of(root, path):
             where = f'{path.relative_to(root)}:{line}'
             if imported.startswith('call:'): problems.append(f'{where}: calls {imported[5:]}')
-            elif forbidden_module(imported) and not narrow_use_ok(root, path, imported): problems.append(f'{where}: imports {imported}')
+            elif forbidden_module(imported, LISTENERS.get(name, frozenset())) and not narrow_use_ok(root, path, imported): problems.append(f'{where}: imports {imported}')
             elif imported in OPT_IN: continue
             elif imported == 'caveman' or imported.startswith('caveman.'):
                 target = module_file(root, imported)
@@ -134,7 +141,7 @@ def violations(root: Path, start: list[Path]) -> tuple[list[str], set[str]]:
 def test_mcp_modules_import_no_network_or_process_modules():
     start = [p for p in sorted((ROOT / 'caveman' / 'mcp').glob('*.py')) if module_name(ROOT, p) not in OPT_IN]
     problems, seen = violations(ROOT, start)
-    assert {'caveman.mcp.transport', 'caveman.mcp.jsonrpc', 'caveman.mcp', 'caveman'} <= seen, seen   # not vacuous
+    assert {'caveman.mcp.transport', 'caveman.mcp.jsonrpc', 'caveman.mcp', 'caveman', 'caveman.mcp.http'} <= seen, seen   # not vacuous
     assert problems == [], '\n'.join(problems)
 
 
@@ -181,6 +188,15 @@ def test_checker_follows_caveman_imports_transitively(tmp_path):
     assert {'caveman.mcp.server', 'caveman.mcp.tools', 'caveman.engine', 'caveman.store'} <= seen
     assert [p.split(': ', 1)[1] for p in problems] == ['imports urllib.request'], problems
     assert problems[0].startswith('caveman/store/__init__.py:1')
+
+
+def test_the_listener_allowance_is_narrow(tmp_path):
+    "caveman.mcp.http may use uvicorn and Starlette, but not a client library or a process; no other module may use them."
+    root = make_pkg(tmp_path, {'caveman/mcp/http.py': 'import uvicorn\nfrom starlette.routing import Route\nimport httpx\nimport subprocess',
+                               'caveman/mcp/other.py': 'import uvicorn'})
+    problems, _ = violations(root, [root / 'caveman/mcp/http.py', root / 'caveman/mcp/other.py'])
+    assert sorted(p.split(': ', 1)[1] for p in problems) == ['imports httpx', 'imports subprocess', 'imports uvicorn'], problems
+    assert [p for p in problems if 'uvicorn' in p][0].startswith('caveman/mcp/other.py')
 
 
 @pytest.mark.parametrize('src, ok', [

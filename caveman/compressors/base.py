@@ -558,14 +558,17 @@ from typing import Callable
 def _nbytes(s: str) -> int: return len(s) if s.isascii() else len(s.encode('utf-8', 'surrogatepass'))
 
 def elide_runs(lines: Sequence[str], keep: Sequence[bool], what: str = 'lines',
-               fields: Callable[[str], list] | None = None, crlf: bool = False) -> tuple[list[str], int]:
-    "Lines with each worth-eliding dropped run replaced by its `elision_marker` (summary from `fields` per line), and the UTF-8 bytes elided (reference §3.3, §3.5)."
+               fields: Callable[[str], list] | None = None, crlf: bool = False,
+               signals: Sequence | None = None) -> tuple[list[str], int]:
+    "Lines with each worth-eliding dropped run replaced by its `elision_marker` (summary from `fields` per line, plus a `signal_section` for the lines `signals` flags), and the UTF-8 bytes elided (reference §3.3, §3.5)."
     out, elided, i = [], 0, 0
     for a, b in dropped_runs(keep):
         out.extend(lines[i:a]); i = b
         run = lines[a:b]
         run_bytes = sum(_nbytes(l) + 1 for l in run)
         summary = summarize_elided((fields(l) for l in run), run_bytes) if fields else ''
+        if signals is not None and (hit := [k for k in range(a, b) if signals[k]]):
+            summary = '; '.join(filter(None, (summary, signal_section(len(hit), lines[hit[0]]))))
         marker = elision_marker(b - a, what, summary)
         if worth_eliding(b - a, summary, _nbytes(marker), run_bytes):
             out.append(marker + ('\r' if crlf else '')); elided += run_bytes

@@ -106,6 +106,11 @@ from ..detect import classify_config
 FLAG_WORDS = ('ERROR', 'FAIL', 'FAILED', 'FATAL', 'PANIC', 'EXCEPTION', 'WARNING', 'SECURITY', 'SECRET', 'TOKEN', 'PASSWORD',
               'DENIED', 'REJECTED', 'ROLLBACK')
 _FLAGGED = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
+from ..signals import SOURCE, line_signal, signal_flags
+
+def _flags(line: str) -> bool:
+    "True for a line that flags something: a flag word, or a signal (`caveman.signals`, source profile: `verify_ssl: false`, `insecureSkipVerify: true`, …)."
+    return _FLAGGED.search(line) is not None or line_signal(line, SOURCE) is not None
 
 # %% ../../nbs/16_compressors_config.ipynb #60b12b80
 def comment_lines(lines: Sequence[str], kind: str, inside: set[int] = frozenset()) -> list[bool]:
@@ -205,7 +210,7 @@ def repeated_entries(lines: Sequence[str], entries: Sequence[Entry], keep: Seque
     shown, plain = [0], [0]                 # prefix counts: lines kept (or comments), lines free of flags, markers, anchors
     for i, l in enumerate(lines):
         shown.append(shown[-1] + bool(keep[i] or comment[i]))
-        plain.append(plain[-1] + (not (_FLAGGED.search(l) or _DOC_MARKER.match(l) or ('&' in l and _ANCHOR.search(l)))))
+        plain.append(plain[-1] + (not (_flags(l) or _DOC_MARKER.match(l) or ('&' in l and _ANCHOR.search(l)))))
     def intact(e: Entry) -> bool:
         n = e.end - e.start
         return e.path is not None and shown[e.end] - shown[e.start] == n and plain[e.end] - plain[e.start] == n
@@ -284,7 +289,7 @@ def block_middles(lines: Sequence[str], blocks: Sequence[tuple[int, int]], keep:
         first = next(l for l in lines[a + 1:b] if l.strip())
         lead, run = first[:len(first) - len(first.lstrip(' '))], []
         for i in range(a + 1 + BLOCK_HEAD, b - BLOCK_TAIL + 1):
-            if i < b - BLOCK_TAIL and _FLAGGED.search(lines[i]) is None: run.append(i); continue
+            if i < b - BLOCK_TAIL and not _flags(lines[i]): run.append(i); continue
             if len(run) >= 3: out.append((run[0], run[-1] + 1, lead))
             run = []
     return out
@@ -345,7 +350,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     groups = [*blocks, *scalar_groups(layout[1])] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
     inside = {i for a, b in groups for i in range(a + 1, b)}
     comment = comment_lines(lines, kind, inside)
-    flag = [_FLAGGED.search(l) is not None for l in lines]
+    flag = [_FLAGGED.search(l) is not None or s is not None for l, s in zip(lines, signal_flags(lines, SOURCE))]
     keep = [flag[i] or (yml and i not in inside and (
             (not l[:1].isspace() and not comment[i] and _YAML_KEY.match(l) is not None and not l.startswith('- '))
             or _DOC_MARKER.match(l) is not None or ('&' in l and _ANCHOR.search(l) is not None))) for i, l in enumerate(lines)]
@@ -362,6 +367,9 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
         return keep
     keep = comment_rule(whole(keep))
     keep = whole(comment_rule(yaml_context(lines, keep, inside) if yml else section_context(lines, keep, inside)))
+    if not yml:                                                       # every named section header stays
+        for i, l in enumerate(lines):
+            if i not in inside and not comment[i] and _SECTION.match(l) and not l.lstrip().startswith('[['): keep[i] = True
     replaced = {}
     if layout:
         repeated = repeated_entries(lines, layout.entries, keep, comment)

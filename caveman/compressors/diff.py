@@ -57,6 +57,7 @@ def diff_line_kinds(lines: list[bytes]) -> list[int]:
 # %% ../../nbs/15_compressors_diff.ipynb #3615cace
 import os
 from .log import must_keep_lines
+from ..signals import diff_signal_flags
 
 MIN_LINES, CONTEXT_LINES, MIN_RUN = 12, 2, 3
 BLOCK_MIN, BLOCK_HEAD, BLOCK_TAIL = 12, 3, 2
@@ -70,7 +71,7 @@ def generated_file(path: str) -> bool:
     name = os.path.basename(path.strip())
     return name in LOCK_FILES or name.endswith(('.min.js', '.min.css', '.map'))
 
-def _block_drops(lines: list[bytes], roles: list[int]) -> dict[int, int]:
+def _block_drops(lines: list[bytes], roles: list[int], signals: list) -> dict[int, int]:
     "`{line index: ADDED or REMOVED}` for the lines hidden inside large blocks."
     drops, i, n, generated = {}, 0, len(lines), False
     while i < n:
@@ -83,9 +84,19 @@ def _block_drops(lines: list[bytes], roles: list[int]) -> dict[int, int]:
         if j - i >= lo:
             body = [lines[k].decode('utf-8', 'replace') for k in range(i + head, j - tail)]
             for k, must in zip(range(i + head, j - tail), must_keep_lines(body)):
-                if not must: drops[k] = roles[i]
+                if not must and not signals[k]: drops[k] = roles[i]
         i = j
     return drops
+
+def _held(lines: list[bytes], roles: list[int], signals: list) -> list:
+    "`signals` plus every changed line of a hunk that already holds an added/removed marker: what a first pass kept there stays (its rewrite edits cannot be recomputed from a view), so a second pass declines."
+    starts = [i for i, l in enumerate(lines) if l.startswith((b'@@', b'diff '))] + [len(lines)]
+    out = list(signals)
+    for a, b in zip(starts, starts[1:]):
+        if any((m := _MARKER.match(lines[k])) and m[2] != b'context' for k in range(a, b)):
+            for k in range(a, b):
+                if roles[k] in (ADDED, REMOVED) and not out[k]: out[k] = 'held'
+    return out
 
 def _marker(n: int, what: str, crlf: bool) -> bytes: return synth_line(f'… {n} {what} lines elided (caveman) …', crlf)
 
@@ -101,7 +112,8 @@ def compress_diff(body: bytes, query: str = '') -> bytes | None:
         if r != CONTEXT:
             for j in range(max(0, i - CONTEXT_LINES), min(len(lines), i + CONTEXT_LINES + 1)): keep[j] = True
     drop = {i: CONTEXT for i, k in enumerate(keep) if not k}
-    drop.update(_block_drops(lines, roles))
+    signals = _held(lines, roles, diff_signal_flags([l.decode('utf-8', 'replace').rstrip('\r') for l in lines]))
+    drop.update(_block_drops(lines, roles, signals))
     crlf, out, i, dropped = crlf_majority(body), [], 0, False
     while i < len(lines):
         if i not in drop: out.append(lines[i]); i += 1; continue

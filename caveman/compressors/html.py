@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['REMOVED_TAGS', 'PERMALINK_TEXTS', 'HIDDEN_XPATH', 'SCORED_BLOCKS', 'CONTAINERS', 'MIN_BLOCK_BYTES', 'PRUNABLE',
-           'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES', 'COMPRESSOR', 'parse_clean', 'main_content',
-           'is_link_list', 'render_text', 'page_title', 'compress_html']
+           'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES', 'SIGNALS_NOTE', 'COMPRESSOR', 'parse_clean',
+           'main_content', 'is_link_list', 'render_text', 'outside_text', 'outside_sections', 'page_title',
+           'outside_signals', 'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
 import lxml.html, lxml.etree
@@ -152,15 +153,48 @@ def render_text(node) -> str:
     return out.result()
 
 # %% ../../nbs/19_compressors_html.ipynb #f6d15a0a
-from .base import Compressor
-from .text import compress_text
+from .base import Compressor, elision_marker
+from .text import compress_text, sections
 
 MIN_TEXT_BYTES = 200
+_PLACEHOLDER = '\ue000caveman-main-content\ue000'
+
+def outside_text(doc, node) -> tuple[str, str]:
+    "The page's rendered `<body>` text before and after the main content `node` (neither is in the view), stripped."
+    body = doc.find('body')
+    parent = node.getparent()
+    if node is body or parent is None: return '', ''
+    ph = lxml.html.Element('p'); ph.text, ph.tail = _PLACEHOLDER, node.tail
+    parent.replace(node, ph)
+    try: rendered = render_text(body)
+    finally: parent.replace(ph, node)
+    before, _, after = rendered.partition(_PLACEHOLDER)
+    return before.strip(), after.strip()
+
+def outside_sections(doc, node) -> tuple[int, int]:
+    "How many text sections of the page's rendered `<body>` lie before and after the main content `node` (neither is in the view)."
+    before, after = outside_text(doc, node)
+    return len(sections(before)), len(sections(after))
 
 def page_title(doc) -> str:
     "The page's `<title>` text, whitespace folded (`''` if none): it names the page when the main content does not."
     t = doc.find('.//title')
     return ' '.join(t.text_content().split()) if t is not None else ''
+
+from ..signals import PROSE, signal_flags
+
+_TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code')
+SIGNALS_NOTE = '… caveman: signal lines from outside the main content …'
+
+def outside_signals(body: bytes, view: bytes) -> list[str]:
+    "Signal lines (`caveman.signals`, prose profile; white space folded) of the page's text blocks that `view` does not show, in page order, once each."
+    raw = body.decode('utf-8', 'replace').split('\n')
+    if not any(signal_flags(raw, PROSE)): return []               # no line of the page's source holds one: no need to parse
+    try: doc = lxml.html.document_fromstring(body)
+    except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError): return []
+    lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in el.text_content().split('\n')]
+    shown = ' '.join(view.decode('utf-8', 'replace').split())
+    return list(dict.fromkeys(l for l, f in zip(lines, signal_flags(lines, PROSE)) if f and l not in shown))
 
 def compress_html(body: bytes, query: str = '') -> bytes | None:
     "HTML page bytes (UTF-8) -> the main content as UTF-8 text, then compressed by the text rules when they elide anything; `None` if not UTF-8, unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
@@ -171,9 +205,17 @@ def compress_html(body: bytes, query: str = '') -> bytes | None:
     if node is None: return None
     text = render_text(node).encode()
     title = page_title(doc)
-    if title and title.encode() not in text[:400]: text = b'# ' + title.encode() + b'\n\n' + text   # unless the content opens with it
+    titled = bool(title) and title.encode() not in text[:400]
+    if titled: text = b'# ' + title.encode() + b'\n\n' + text   # unless the content opens with it
     if not MIN_TEXT_BYTES <= len(text) < len(body): return None
     shorter = compress_text(text, query)
-    return shorter if shorter is not None and len(shorter) < len(text) else text
+    view = shorter if shorter is not None and len(shorter) < len(text) else text
+    before, after = outside_sections(doc, node)
+    if before:                                                       # after the title line, when one was put first
+        head = b'# ' + title.encode() + b'\n\n' if titled and view.startswith(b'# ' + title.encode() + b'\n\n') else b''
+        view = head + elision_marker(before, 'sections').encode() + b'\n\n' + view[len(head):]
+    if after: view = view.rstrip(b'\n') + b'\n\n' + elision_marker(after, 'sections').encode()
+    if missing := outside_signals(body, view): view += ('\n\n' + SIGNALS_NOTE + '\n' + '\n'.join(missing) + '\n').encode()
+    return view if len(view) < len(body) else None
 
 COMPRESSOR = Compressor('html', compress_html)

@@ -150,9 +150,9 @@ STRING_MARKER = 'chars elided (caveman)'
 _FAILURE_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:' + '|'.join(FORCE_WORDS) + r')(?![A-Za-z0-9_])', re.I | re.A)
 _ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 
-def string_marker(n: int) -> str:
-    "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`."
-    return f'… {n} {STRING_MARKER} …'
+def string_marker(n: int, summary: str = '') -> str:
+    "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`, or `… n chars elided (caveman): summary …`."
+    return f'… {n} {STRING_MARKER}: {summary} …' if summary else f'… {n} {STRING_MARKER} …'
 
 def failure_word_starts(s: str, start: int = 0) -> list[int]:
     "Sorted positions >= `start` where a failure word (`FORCE_WORDS`, ASCII case-insensitive, whole word) begins in `s`."
@@ -165,23 +165,45 @@ def failure_word_starts(s: str, start: int = 0) -> list[int]:
             i = low.find(w, i + 1)
     return sorted(hits)
 
+from ..signals import PROSE, signal_flags
+from .base import signal_section
+
+def _signal_lines(s: str, start: int) -> list[tuple[int, int]]:
+    "Character spans `(a, b)` of the lines of `s` from `start` on that hold a signal (`caveman.signals`, prose profile)."
+    lines = s[start:].split('\n')
+    out, pos = [], start
+    for l, f in zip(lines, signal_flags(lines, PROSE)):
+        if f: out.append((pos, pos + len(l)))
+        pos += len(l) + 1
+    return out
+
 def shorten_string(s: str) -> str | None:
-    "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word, every gap of >= 64 chars as `string_marker(n)`; None if short, already cut, or saving < 200 chars."
+    "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word and each signal line (`caveman.signals`), every gap of >= 64 chars as `string_marker(n)` (counting the signal lines too long to keep); None if short, already cut, or saving < 200 chars."
     if len(s) <= LONG_STRING or STRING_MARKER in s: return None
     head = STRING_HEAD
     cut = max(s.rfind(' ', 0, head + 1), s.rfind('\n', 0, head + 1))
     if cut >= head // 2: head = cut
-    spans = [(0, head)]
-    for i in failure_word_starts(s, s.rfind('\n', 0, head) + 1):
+    first = s.rfind('\n', 0, head) + 1
+    lines = set()
+    for i in failure_word_starts(s, first):
         a = s.rfind('\n', 0, i) + 1
         b = s.find('\n', i)
         b = len(s) if b < 0 else b
-        if b - a > MAX_KEPT_LINE: continue
+        if b - a <= MAX_KEPT_LINE: lines.add((a, b))
+    long_signals = []
+    for a, b in _signal_lines(s, first):
+        if b - a <= MAX_KEPT_LINE: lines.add((a, b))
+        else: long_signals.append((a, b))
+    spans = [(0, head)]
+    for a, b in sorted(lines):
         if a <= spans[-1][1]: spans[-1] = (spans[-1][0], max(b, spans[-1][1]))
         else: spans.append((a, b))
     out, pos = [], 0
     for a, b in spans + [(len(s), len(s))]:
-        out.append(string_marker(a - pos) if a - pos >= MIN_GAP else s[pos:a])
+        hidden = [(x, y) for x, y in long_signals if x < a and y > pos] if a - pos >= MIN_GAP else []
+        long_signals = [(x, y) for x, y in long_signals if (x, y) not in hidden]
+        summary = signal_section(len(hidden), s[hidden[0][0]:hidden[0][1]]) if hidden else ''
+        out.append(string_marker(a - pos, summary) if a - pos >= MIN_GAP or hidden else s[pos:a])
         out.append(s[a:b]); pos = b
     short = ''.join(out)
     return short if len(short) <= len(s) - MIN_SAVED else None
@@ -196,7 +218,14 @@ def is_keyed_table(obj: dict) -> bool:
     return sum(any(c.isdigit() for c in k) for k in obj) >= MAP_DIGIT_KEYS * len(obj)
 
 # %% ../../nbs/11_compressors_json.ipynb #09086b2a
+from ..signals import json_signal, forced_signals
+from .base import signal_section
+
 _NESTED_MARKER = '"' + MARKER_KEY + '":'
+
+def _with_signals(summary: str, found: list[str]) -> str:
+    "`summary` plus the `signals×N first=S` section for the signal texts `found` in an elided run."
+    return '; '.join(filter(None, (summary, signal_section(len(found), found[0])))) if found else summary
 
 def _nbytes(s: str) -> int: return len(s) if s.isascii() else len(s.encode('utf-8', 'surrogatepass'))
 
@@ -249,7 +278,7 @@ class _Walk:
         sizes = [_nbytes(t) for t in texts]
         keep = self.select(arr, texts, sizes)
         if self.verbatim: keep = [k or _holds_verbatim(e) for k, e in zip(keep, arr)]   # repeated names inside: kept whole
-        return self.emit(arr, texts, sizes, keep)
+        return self.emit(arr, texts, sizes, keep, self.sig)
 
     def table(self, obj: dict):
         "Select the members of a keyed table in place: drop the unselected ones, add the marker members."
@@ -259,9 +288,10 @@ class _Walk:
         texts = [dumps_lexical(p) for p in pairs]
         sizes = [_nbytes(dumps_lexical({k: obj[k]})) for k in keys]
         keep = self.select(pairs, texts, sizes)
+        sig = self.sig
         gone = [i for i, k in enumerate(keep) if not k]
         run_bytes = sum(sizes[i] + 1 for i in gone)
-        summary = summarize_elided((json_fields(pairs[i]) for i in gone), run_bytes)
+        summary = _with_signals(summarize_elided((json_fields(pairs[i]) for i in gone), run_bytes), [sig[i] for i in gone if sig[i]])
         if not gone or not worth_eliding(len(gone), summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes): return
         for i in gone: del obj[keys[i]]
         obj[MARKER_KEY] = len(gone)
@@ -283,14 +313,17 @@ class _Walk:
         else: series = [float(s) for s in sizes]
         for i in change_points(series): keep[i] = True
         if self.query: keep = query_fill(texts, keep, self.query, QUERY_CAP - sum(keep))
+        self.sig = [json_signal(e) for e in arr]                      # caveman.signals: kept, copies beyond 3 counted
+        for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
+            if f: keep[i] = True
         return keep_non_redundant(texts, keep, self.profiles)
 
-    def emit(self, arr: list, texts: list[str], sizes: list[int], keep: list[bool]) -> list:
+    def emit(self, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list) -> list:
         out, i = [], 0
         for a, b in dropped_runs(keep):
             out.extend(self.elements(arr[i:a])); i = b
             run_bytes = sum(sizes[k] + 1 for k in range(a, b))
-            summary = summarize_elided((json_fields(arr[k]) for k in range(a, b)), run_bytes)
+            summary = _with_signals(summarize_elided((json_fields(arr[k]) for k in range(a, b)), run_bytes), [sig[k] for k in range(a, b) if sig[k]])
             if worth_eliding(b - a, summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes):
                 marker = {MARKER_KEY: b - a, INVARIANTS_KEY: summary} if summary else {MARKER_KEY: b - a}
                 self.markers.append(marker); self.elided += run_bytes; out.append(marker)

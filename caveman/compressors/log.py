@@ -74,8 +74,10 @@ def template_runs(lines: Sequence[str]) -> list[tuple[int, int, str]]:
     return runs
 
 # %% ../../nbs/12_compressors_log.ipynb #58d30477
+from ..signals import OUTPUT, signal_flags, forced_signals
+
 def compress_log(body: bytes, query: str = '') -> bytes | None:
-    "Elide the repetitive runs of a log (UTF-8, >= 4 lines) behind invariant markers, keeping head, tail, errors, stack frames and both ends of every template run; None when declined (reference §3.5 plus template runs)."
+    "Elide the repetitive runs of a log (UTF-8, >= 4 lines) behind invariant markers, keeping head, tail, errors, stack frames, signal lines (`caveman.signals`) and both ends of every template run; None when declined (reference §3.5 plus template runs)."
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
     if _OWN_MARKER in text or CONTRACT_PREFIX in text: return None
@@ -84,7 +86,8 @@ def compress_log(body: bytes, query: str = '') -> bytes | None:
     if trailing: lines.pop()
     n = len(lines)
     if n < 4: return None
-    keep = must_keep_lines(lines)
+    signals = signal_flags(lines, OUTPUT)
+    keep = [k or f for k, f in zip(must_keep_lines(lines), forced_signals(lines, signals))]
     keep[:HEAD] = [True] * HEAD
     for i in range(max(HEAD, n - TAIL), n): keep[i] = True
     units = list(lines)
@@ -94,7 +97,7 @@ def compress_log(body: bytes, query: str = '') -> bytes | None:
     if query: keep = query_fill(lines, keep, query, QUERY_LIMIT)
     keep = keep_non_redundant(units, keep)
     crlf = crlf_majority(body)
-    out, elided = elide_runs(lines, keep, 'lines', log_fields, crlf)
+    out, elided = elide_runs(lines, keep, 'lines', log_fields, crlf, signals)
     if not elided: return None
     if elided >= CONTRACT_MIN_ELIDED: out.append(contract_line('lines') + ('\r' if crlf else ''))
     return ('\n'.join(out) + ('\n' if trailing else '')).encode()

@@ -80,8 +80,10 @@ def flagged(line: str) -> bool:
     "True when a search hit holds one of the flag words (ERROR, FAILED, SECRET, KEY, … any case; reference §3.10)."
     return _FLAGGED.search(line) is not None
 
+from ..signals import OUTPUT, signal_flags, forced_signals
+
 def compress_search(body: bytes, query: str = '') -> bytes | None:
-    "Group the hits of each file under one path line and elide runs of similar search-result lines (UTF-8, >= 18 result lines) behind `… N search result lines elided (caveman) …`, keeping the first 8, the last 4, flagged and queried hits; None when declined or unchanged (reference §3.10)."
+    "Group the hits of each file under one path line and elide runs of similar search-result lines (UTF-8, >= 18 result lines) behind `… N search result lines elided (caveman) …`, keeping the first 8, the last 4, flagged, signal (`caveman.signals`) and queried hits; None when declined or unchanged (reference §3.10)."
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
     if _OWN_MARKER in text: return None
@@ -93,7 +95,8 @@ def compress_search(body: bytes, query: str = '') -> bytes | None:
     flat = [flat_line(hits[i]) if hits[i] else lines[i] for i in rows]
     n = len(flat)
     if n < MIN_LINES: return None
-    keep = [flagged(l) for l in flat]
+    signals = signal_flags(flat, OUTPUT)
+    keep = [flagged(l) or f for l, f in zip(flat, forced_signals(flat, signals))]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(flat, keep, query, QUERY_LIMIT)
     keep = keep_non_redundant([hits[i].text if hits[i] else lines[i] for i in rows], keep)
@@ -102,7 +105,8 @@ def compress_search(body: bytes, query: str = '') -> bytes | None:
     def boundary(k: int) -> bool:   # the first line after a group, or after a line that reads like a path line: a marker there would look grouped
         return k > 0 and not grouped[k] and (grouped[k - 1] or _path(out[k - 1]))
     shown = [s is None or keep[row_of[s]] or boundary(k) for k, s in enumerate(source)]
-    out, _ = elide_runs(out, shown, 'search result lines', crlf=crlf_majority(body))
+    out, _ = elide_runs(out, shown, 'search result lines', crlf=crlf_majority(body),
+                        signals=[s is not None and signals[row_of[s]] for s in source])
     result = ('\n'.join(out) + ('\n' if trailing else '')).encode('utf-8')
     return None if result == body else result
 

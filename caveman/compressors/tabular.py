@@ -66,20 +66,23 @@ def _row(cells: list) -> _Row:
     r = _Row(','.join(cells)); r.cells = cells
     return r
 
+from ..signals import table_signal_flags, forced_signals
+
 def compress_table(body: bytes, query: str = '') -> bytes | None:
-    "Elide the repetitive rows of a CSV/TSV/markdown table behind marker rows, keeping header, head, tail, flagged rows and numeric extremes; None when declined (reference §3.7)."
+    "Elide the repetitive rows of a CSV/TSV/markdown table behind marker rows, keeping header, head, tail, flagged rows, signal rows (`caveman.signals`) and numeric extremes; None when declined (reference §3.7)."
     if _OWN_MARKER.encode() in body: return None
     t = parse_table(body)
     if t is None or len(t.rows) < MIN_ROWS or len(t.rows) <= t.header_rows + HEAD + TAIL + 1: return None
     records, header, width = t.records, t.rows[0], len(t.rows[0])
     n = len(records)
-    keep = [flagged(r) for r in records]
+    signals = table_signal_flags(header, records)
+    keep = [flagged(r) or f for r, f in zip(records, forced_signals([' '.join(r) for r in records], signals))]
     for i in [*range(HEAD), *range(n - TAIL, n), *numeric_extremes(records)]: keep[i] = True
     units = [_row(r) for r in records]
     texts = [' '.join(r) for r in records]
     if query: keep = query_fill(texts, keep, query, QUERY_LIMIT)
     keep = keep_rows(texts, keep)
-    out, elided = elide_runs(units, keep, 'rows', lambda r: summary_fields(header, r.cells))
+    out, elided = elide_runs(units, keep, 'rows', lambda r: summary_fields(header, r.cells), signals=signals)
     if not elided: return None
     rows = [u.cells if isinstance(u, _Row) else [u] + [''] * (width - 1) for u in out]
     if elided >= CONTRACT_MIN_ELIDED: rows.append([contract_line('rows')] + [''] * (width - 1))

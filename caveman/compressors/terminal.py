@@ -61,12 +61,13 @@ def keep_session(lines: Sequence[str], keep: Sequence[bool]) -> list[bool]:
 
 # %% ../../nbs/18_compressors_terminal.ipynb #359fa41b
 from .base import Compressor, crlf_majority, elide_runs, keep_non_redundant
+from ..signals import OUTPUT, signal_flags, forced_signals
 
 HEAD, TAIL, MIN_LINES = 3, 3, 4
 _OWN_MARKER = 'lines elided (caveman)'
 
 def compress_terminal(body: bytes, query: str = '') -> bytes | None:
-    "Render terminal output (strip escapes, collapse redraws) and elide runs of lines, keeping the first 3, the last 3, every failure line and command line, and one line of each kind (or, in a session without redundancy, the ends of each command's output); None when declined or unchanged (reference §3.11)."
+    "Render terminal output (strip escapes, collapse redraws) and elide runs of lines, keeping the first 3, the last 3, every failure line, signal line (`caveman.signals`) and command line, and one line of each kind (or, in a session without redundancy, the ends of each command's output); None when declined or unchanged (reference §3.11)."
     if not body: return None
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
@@ -76,10 +77,11 @@ def compress_terminal(body: bytes, query: str = '') -> bytes | None:
     if trailing: lines.pop()
     n = len(lines)
     if n >= MIN_LINES:
-        keep = [must_keep(l) or is_command(l) for l in lines]
+        signals = signal_flags(lines, OUTPUT)
+        keep = [must_keep(l) or is_command(l) or f for l, f in zip(lines, forced_signals(lines, signals))]
         for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
         keep = keep_session(lines, keep)
-        lines, _ = elide_runs(lines, keep, 'lines', crlf=crlf_majority(body))
+        lines, _ = elide_runs(lines, keep, 'lines', crlf=crlf_majority(body), signals=signals)
     out = ('\n'.join(lines) + ('\n' if trailing else '')).encode('utf-8')
     return None if out == body else out
 

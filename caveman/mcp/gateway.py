@@ -322,6 +322,7 @@ class Upstream:
 
     def start(self) -> 'concurrent.futures.Future':
         "Start connecting on the gateway's loop; the future is done when the upstream is up or down."
+        self.state = 'starting'                 # at once, not when the loop gets to it
         return self._loop.submit(self._start())
 
     async def _ensure(self):
@@ -389,6 +390,7 @@ class Gateway:
             try: _import_sdk()
             except Exception: log.exception('gateway: the MCP SDK client cannot be imported')
             finally:
+                self._deadline = time.monotonic() + self.catalog_wait     # the wait counts from the upstreams' start
                 self._starting = [u.start() for u in self.upstreams]
                 self._booted.set()
         threading.Thread(target=boot, name='caveman-gateway-boot', daemon=True).start()
@@ -443,6 +445,9 @@ class Gateway:
         "Forward `tools/call` of exposed tool `name` (`progress(progress, total, message)` receives the upstream's progress); returns (MCP result dict, engine Results used). Raises `KeyError` for an unknown tool, `UpstreamUnavailable`, or the upstream's `MCPError`."
         self.booted()
         route = self.route(name)
+        if route is None and any(u.state == 'starting' for u in self.upstreams):
+            self._settle(None)                  # a tool of an upstream still starting: wait for it (up to its start-up timeout)
+            route = self.route(name)
         if route is None: raise KeyError(name)
         up, tool, schema = route
         async def go():

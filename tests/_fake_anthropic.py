@@ -1,0 +1,137 @@
+"""A fake Anthropic Messages API on 127.0.0.1 that scripts the model for a real agent host (Claude Code).
+
+`FakeAnthropic(script)` serves `POST /v1/messages` (streaming SSE or plain JSON), records every request
+body in `.requests`, and answers the host's main loop from `script`: step *i* (the number of assistant
+turns already in the request's `messages`) is `script[i]`, a list of blocks — `tool_use(name, input)` or
+`text(...)` — or a callable `(request_body) -> blocks`. Past the end of the script it answers "done". A
+request without `tools` (the host's side calls: titles, summaries, WebFetch's page digest) gets the text
+`side` (default: echo the tail of the last user message).
+
+    with FakeAnthropic([[tool_use('Bash', {'command': 'ls'})]]) as api:
+        env = api.env()            # ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for the host
+        ...
+        api.main_requests()        # the recorded bodies of the main loop, in order
+"""
+import itertools, json, threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_ids = itertools.count(1)
+
+
+def tool_use(name: str, input: dict, id: str | None = None) -> dict:
+    "A scripted `tool_use` block."
+    return {'type': 'tool_use', 'id': id or f'toolu_{next(_ids):06d}', 'name': name, 'input': input}
+
+
+def text(s: str) -> dict:
+    "A scripted text block."
+    return {'type': 'text', 'text': s}
+
+
+def tool_results(body: dict) -> list[dict]:
+    "Every `tool_result` block of a request body, in order."
+    out = []
+    for m in body.get('messages', []):
+        if isinstance(m.get('content'), list):
+            out += [b for b in m['content'] if isinstance(b, dict) and b.get('type') == 'tool_result']
+    return out
+
+
+def result_text(block: dict) -> str:
+    "The text of a `tool_result` block (a string, or the text parts of a content list)."
+    c = block.get('content', '')
+    if isinstance(c, str): return c
+    return ''.join(p.get('text', '') for p in c if isinstance(p, dict) and p.get('type') == 'text')
+
+
+def _sse(blocks: list[dict], model: str) -> bytes:
+    ev = []
+    def add(kind, data): ev.append(f'event: {kind}\ndata: {json.dumps(data)}\n\n')
+    add('message_start', {'type': 'message_start', 'message': {
+        'id': f'msg_{next(_ids):06d}', 'type': 'message', 'role': 'assistant', 'model': model, 'content': [],
+        'stop_reason': None, 'stop_sequence': None, 'usage': {'input_tokens': 1, 'output_tokens': 1}}})
+    for i, b in enumerate(blocks):
+        if b['type'] == 'tool_use':
+            add('content_block_start', {'type': 'content_block_start', 'index': i,
+                                        'content_block': {'type': 'tool_use', 'id': b['id'], 'name': b['name'], 'input': {}}})
+            add('content_block_delta', {'type': 'content_block_delta', 'index': i,
+                                        'delta': {'type': 'input_json_delta', 'partial_json': json.dumps(b['input'])}})
+        else:
+            add('content_block_start', {'type': 'content_block_start', 'index': i, 'content_block': {'type': 'text', 'text': ''}})
+            add('content_block_delta', {'type': 'content_block_delta', 'index': i, 'delta': {'type': 'text_delta', 'text': b['text']}})
+        add('content_block_stop', {'type': 'content_block_stop', 'index': i})
+    stop = 'tool_use' if any(b['type'] == 'tool_use' for b in blocks) else 'end_turn'
+    add('message_delta', {'type': 'message_delta', 'delta': {'stop_reason': stop, 'stop_sequence': None}, 'usage': {'output_tokens': 1}})
+    add('message_stop', {'type': 'message_stop'})
+    return ''.join(ev).encode()
+
+
+class FakeAnthropic:
+    "The fake API server; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
+    def __init__(self, script=(), side=None):
+        self.script, self.side = list(script), side
+        self.requests: list[dict] = []      # every POST body, in arrival order
+        self.paths: list[str] = []
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+            def log_message(self, *a): pass
+            def _send(self, code, body: bytes, ctype='application/json'):
+                self.send_response(code)
+                self.send_header('content-type', ctype)
+                self.send_header('content-length', str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def do_GET(self): self._send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}')
+            do_HEAD = do_GET
+            def do_POST(self):
+                raw = self.rfile.read(int(self.headers.get('content-length') or 0))
+                try: body = json.loads(raw)
+                except ValueError: body = {}
+                with fake.lock: fake.requests.append(body); fake.paths.append(self.path)
+                if not self.path.startswith('/v1/messages') or 'count_tokens' in self.path:
+                    return self._send(200, json.dumps({'input_tokens': 1}).encode())
+                blocks = fake.answer(body)
+                model = body.get('model', 'fake')
+                if body.get('stream'):
+                    return self._send(200, _sse(blocks, model), 'text/event-stream')
+                stop = 'tool_use' if any(b['type'] == 'tool_use' for b in blocks) else 'end_turn'
+                msg = {'id': f'msg_{next(_ids):06d}', 'type': 'message', 'role': 'assistant', 'model': model, 'content': blocks,
+                       'stop_reason': stop, 'stop_sequence': None, 'usage': {'input_tokens': 1, 'output_tokens': 1}}
+                self._send(200, json.dumps(msg).encode())
+
+        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.url = f'http://127.0.0.1:{self.port}'
+
+    def answer(self, body: dict) -> list[dict]:
+        "The blocks answering one request: the script step for the main loop, a side answer otherwise."
+        if not body.get('tools'):
+            if callable(self.side): return [text(self.side(body))]
+            if self.side is not None: return [text(self.side)]
+            msgs = body.get('messages') or [{}]
+            last = msgs[-1].get('content', '')
+            last = last if isinstance(last, str) else ''.join(b.get('text', '') for b in last if isinstance(b, dict))
+            return [text(last[-4000:] or 'ok')]
+        step = sum(1 for m in body.get('messages', []) if m.get('role') == 'assistant')
+        if step >= len(self.script): return [text('done')]
+        s = self.script[step]
+        return s(body) if callable(s) else s
+
+    def main_requests(self) -> list[dict]:
+        "The recorded request bodies of the host's main loop (those that carry tools), in order."
+        with self.lock: return [b for b in self.requests if b.get('tools')]
+
+    def env(self) -> dict:
+        "Environment variables pointing a Claude Code process at this server."
+        return {'ANTHROPIC_BASE_URL': self.url, 'ANTHROPIC_API_KEY': 'sk-ant-fake-key'}
+
+    def __enter__(self):
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown(); self.httpd.server_close()

@@ -1,0 +1,316 @@
+"""Independent hidden-signal checker (issue 10, class 7).
+
+`hidden_signals(original, view, content_type)` lists every *signal* of the original that the view
+neither shows nor counts in a `signals×N first=S` section of an elision marker. It reads the
+original with its own code: nothing here imports caveman's compressors or `caveman.signals`, so a
+bug in the shared detector cannot hide itself.
+
+What a signal is (the same classes the package documents in nbs/05_signals.ipynb, written again):
+- failure: an error/failure word (error, failure, failed, fatal, panic, exception, traceback, any
+  case, whole word), a CamelCase `…Error`/`…Exception` name, a pytest `E   ` line, `FAILED`;
+- errno: a system call result `= -1 EXXX`;
+- exit: a non-zero exit status (`exit code 2`, `exit status 1`, `returned non-zero`);
+- http: an HTTP 4xx/5xx status (access-log status field, `HTTP/1.1 503`, `status=503`, a table's
+  `status`/`code` column);
+- frame: the last stack frame of a failure (pytest's `path:N: Name` location line after `E` lines,
+  the last `File "…", line N` of a Python traceback);
+- summary: totals (`10 files changed`, `=== 3 failed, 10 passed in 2.1s ===`, `added 57 packages`,
+  `Successfully installed`);
+- definition: in a diff, an added `def`/`class`/`function`/`func`/`fn` line;
+- change: in a diff hunk, a removed or added line the other side does not hold up to white space,
+  when at most a quarter of the hunk's changed lines differ so (the real edit of a rewritten block);
+- security: a disabled safety check (`verify=False`, `shell=True`, `rejectUnauthorized: false`,
+  `CERT_NONE`, `--insecure`, …).
+The result classes (errno, exit, http, summary, security, pytest `E` lines) apply to every content
+type; failure words depend on it: output (log, terminal, search-result, tabular) takes them in any
+case; prose (text, html, JSON string values) only loud (ERROR, FAILED, FATAL, PANIC, Traceback);
+source (code, config, diff) not at all, since code talks about errors without reporting one. JSON members: `error`/`errors`/`exception`/
+`failure` holding something, `deleted`/`failed`/`error` true, `ok`/`success` false, a
+`status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
+a `level`/`severity`/`state`/`status`/`conclusion`/`result` of error, fatal, critical, failed, failure.
+"""
+import csv, io, json, re
+from collections import Counter
+
+_WORDS = re.compile(r'(?<![\w./@-])(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w)', re.I)
+_LOUD = re.compile(r'(?<![A-Za-z0-9_])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![A-Za-z0-9_])|Traceback \(most recent call last\)')
+_CAMEL = re.compile(r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|\s*$)')
+_PYTEST_E = re.compile(r'^E {3}')
+_ERRNO = re.compile(r'= -1 E[A-Z0-9]+\b')
+_EXIT = re.compile(r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)\W{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
+                   r'|(?i:returned non-zero|non-zero exit)')
+_HTTP = re.compile(r'"[A-Z]+ [^"]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
+                   r'|(?i:\bstatus(?:_code|Code)?)"?\s*[=:]\s*"?[45][0-9][0-9]\b')
+_SUMMARY = re.compile(r'\b[0-9]+ files? changed\b|\b[0-9]+ insertions?\(\+\)|\b[0-9]+ deletions?\(-\)'
+                      r'|^=+ .*\b[0-9]+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b.* in [0-9.]+s'
+                      r'|\badded [0-9]+ packages?\b|\bremoved [0-9]+ packages?\b|\bchanged [0-9]+ packages?\b|\baudited [0-9]+ packages?\b'
+                      r'|\bSuccessfully (?:installed|built|uninstalled)\b|\b[0-9]+ upgraded, [0-9]+ newly installed\b'
+                      r'|^Ran [0-9]+ tests? in\b|\bfound [0-9]+ vulnerabilit')
+_SAFETY_NAMES = (r'(?:verify|ssl_verify|verify_ssl|verify_certs?|check_hostname|sslverify|strict_ssl|strictSSL|rejectUnauthorized'
+                 r'|validate_certs|verify_peer|verify_host)')
+_SECURITY = re.compile(r'\b' + _SAFETY_NAMES + r'["\']?\s*[=:]\s*(?:False|false|0|no|off)\b'
+                       r'|\b(?:insecure\w*|InsecureSkipVerify|allow_insecure)["\']?\s*[=:]\s*(?:True|true)\b'
+                       r'|\bshell\s*=\s*True\b|\bCERT_NONE\b|--insecure\b|--no-verify\b|--no-check-certificate\b'
+                       r'|\bNODE_TLS_REJECT_UNAUTHORIZED\W{0,3}0\b'
+                       r'|\bdisable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?\s*[=:]\s*(?:True|true|1|yes|on)\b'
+                       r'|\bchmod\s+(?:-R\s+)?0?777\b')
+_DEFINITION = re.compile(r'^\+\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([a-z]+\))?\s+)?(?:async\s+)?(?:def|class|function|func|fn)\b')
+_PY_FRAME = re.compile(r'^\s*File "[^"]*", line [0-9]+')
+_PYTEST_LOC = re.compile(r'^[^\s:]+:[0-9]+: [A-Za-z_][\w.]*')
+
+OUTPUT, SOURCE, PROSE = 'output', 'source', 'prose'
+PROFILE = {'log': OUTPUT, 'terminal': OUTPUT, 'search-result': OUTPUT, 'tabular': OUTPUT, 'json': OUTPUT,
+           'code': SOURCE, 'config': SOURCE, 'diff': SOURCE, 'text': PROSE, 'html': PROSE}
+
+_ANSI = re.compile(r'\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]+[0-~]|[0-Z\\-_a-~])')
+
+
+def _security(line: str) -> bool: return _SECURITY.search(line) is not None
+
+
+def line_signal(line: str, profile: str) -> str | None:
+    "The class of one line (None: not a signal) under a profile (output, source, prose)."
+    if _security(line): return 'security'
+    if _ERRNO.search(line): return 'errno'
+    if _EXIT.search(line): return 'exit'
+    if _HTTP.search(line): return 'http'
+    if _SUMMARY.search(line): return 'summary'
+    if _PYTEST_E.match(line): return 'failure'
+    if profile == SOURCE: return None
+    if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
+    if _LOUD.search(line): return 'failure'
+    return None
+
+
+def _frames(lines: list[str], flags: list) -> None:
+    "Mark the last frame of each failure: pytest's location line after `E` lines, the last `File \"…\"` line before a traceback's exception line."
+    last_frame = None
+    for i, l in enumerate(lines):
+        if _PY_FRAME.match(l): last_frame = i; continue
+        if _PYTEST_E.match(l):
+            j = i + 1
+            while j < len(lines) and (_PYTEST_E.match(lines[j]) or not lines[j].strip()): j += 1
+            if j < len(lines) and _PYTEST_LOC.match(lines[j]) and not flags[j]: flags[j] = 'frame'
+        if last_frame is not None and flags[i] and not l.startswith((' ', '\t')):
+            if not flags[last_frame]: flags[last_frame] = 'frame'
+            last_frame = None
+
+
+def _rewritten(lines: list[str], flags: list) -> None:
+    "Diff: in each hunk, the removed lines the added ones do not hold and the other way round (white space ignored), when at most a quarter of its changed lines differ: the real edits of a rewritten (re-indented, moved) block."
+    starts = [i for i, l in enumerate(lines) if l.startswith(('@@', 'diff '))] + [len(lines)]
+    for a, b in zip(starts, starts[1:]):
+        old = [(i, ''.join(lines[i][1:].split())) for i in range(a, b) if lines[i].startswith('-') and not lines[i].startswith('---')]
+        new = [(i, ''.join(lines[i][1:].split())) for i in range(a, b) if lines[i].startswith('+') and not lines[i].startswith('+++')]
+        if not old or not new: continue
+        co, cn = Counter(x for _, x in old), Counter(x for _, x in new)
+        odd = [i for i, x in old if co[x] > cn[x]] + [i for i, x in new if cn[x] > co[x]]
+        if odd and 4 * len(odd) <= len(old) + len(new):
+            for i in odd:
+                if not flags[i]: flags[i] = 'change'
+
+
+def signal_lines(text: str, content_type: str) -> list[tuple[int, str, str]]:
+    "`(line index, class, line)` of every signal line of a line-oriented original."
+    profile = PROFILE.get(content_type, OUTPUT)
+    lines = text.split('\n')
+    if content_type == 'terminal': lines = [_render(l) for l in lines]
+    flags = [line_signal(l, profile) for l in lines]
+    if content_type == 'diff':
+        for i, l in enumerate(lines):
+            if flags[i] or l.startswith(('+++', '---')): continue
+            if _DEFINITION.match(l): flags[i] = 'definition'
+            elif not l.startswith((' ', '-', '+')) and _SUMMARY.search(l): flags[i] = 'summary'
+        _rewritten(lines, flags)
+    else: _frames(lines, flags)
+    return [(i, f, lines[i]) for i, f in enumerate(flags) if f and lines[i].strip()]
+
+
+def _render(line: str) -> str:
+    cr = line.endswith('\r')
+    if cr: line = line[:-1]
+    line = _ANSI.sub('', line)
+    if '\r' in line: line = next((s for s in reversed(line.split('\r')) if s), '')
+    return line
+
+
+# --- markers -------------------------------------------------------------------------------------
+_LINE_MARKER = re.compile(r'… [0-9]+ [^\n]{0,80}? elided \(caveman\)(?::([^\n]*))? …|… caveman: [^\n]*')
+_SIGNALS = re.compile(r'(?:^|; )signals×([0-9]+) first=("(?:[^"\\]|\\.)*")')
+
+
+def _counted(summary: str, problems: list) -> int:
+    n = 0
+    for m in _SIGNALS.finditer(summary.strip()):
+        n += int(m.group(1))
+        try: json.loads(m.group(2))
+        except ValueError: problems.append(f'malformed first= in {summary!r}')
+    return n
+
+
+_HIT = re.compile(r'[^\s:]+?([:-])([0-9]+)\1(.*)\Z', re.S)
+
+
+def _core(line: str, content_type: str = '') -> str:
+    "What of an original line must show in the view: the line without outer white space; for a search hit `N:text` (hits may be grouped under their path)."
+    if content_type == 'search-result' and (m := _HIT.match(line)): return f'{m[2]}{m[1]}{m[3]}'.strip()
+    return line.strip()
+
+
+def _line_view(view: str, content_type: str) -> tuple[str, int, list]:
+    "The view's text without marker lines, and the signals its markers count."
+    problems, counted, kept = [], 0, []
+    for l in view.split('\n'):
+        m = _LINE_MARKER.search(l)
+        if m:
+            counted += _counted(m.group(1) or '', problems)
+            if m.group(1) is not None or l.strip().startswith(('…', '#', '//', '*', '|', '"')): continue
+        kept.append(_render(l) if content_type == 'terminal' else l)
+    return '\n'.join(kept), counted, problems
+
+
+def _table_rows(text: str) -> list[tuple[str, ...]]:
+    first = text.split('\n', 1)[0]
+    if first.lstrip().startswith('|'):
+        return [tuple(c.strip() for c in l.strip().strip('|').split('|')) for l in text.split('\n') if l.strip()]
+    delim = '\t' if first.count('\t') > first.count(',') else ','
+    return [tuple(r) for r in csv.reader(io.StringIO(text), delimiter=delim)]
+
+
+_STATUS_COLUMNS = {'status', 'status_code', 'statuscode', 'http_status', 'code', 'response', 'response_code', 'sc-status'}
+
+
+def table_signal_rows(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    "Data rows of a table (first row: header) holding a signal: a line class in its joined cells, or a 4xx/5xx status in a status column."
+    if not rows: return []
+    cols = [k for k, h in enumerate(rows[0]) if h.strip().lower() in _STATUS_COLUMNS]
+    return [r for r in rows[1:] if line_signal(' '.join(r), OUTPUT)
+            or any(k < len(r) and re.fullmatch(r'[45][0-9][0-9]', r[k].strip()) for k in cols)]
+
+
+def _hidden_lines(original: str, view: str, content_type: str) -> list[str]:
+    if content_type == 'tabular':
+        want = Counter(tuple(c.strip() for c in r) for r in table_signal_rows(_table_rows(original)))
+        if not want: return []
+        body, counted, problems = _line_view(view, content_type)
+        have = Counter(tuple(c.strip() for c in r) for r in _table_rows(body))
+        hidden = [' , '.join(r) for r, c in want.items() for _ in range(max(0, c - have[r]))]
+    else:
+        sig = signal_lines(original, content_type)
+        if not sig: return []
+        body, counted, problems = _line_view(view, content_type)
+        need = Counter(_core(l, content_type) for _, _, l in sig)
+        hidden = []
+        for core, c in need.items():
+            seen = body.count(core) if core else c
+            hidden += [core] * max(0, c - seen)
+    if len(hidden) > counted:
+        problems += [f'hidden signal line (not counted by any marker): {h[:200]!r}' for h in hidden[counted:]]
+    return problems
+
+
+# --- JSON ----------------------------------------------------------------------------------------
+_TRUE_KEYS = {'deleted', 'failed', 'error', 'errored', 'crashed', 'aborted', 'timed_out', 'timedout'}
+_FALSE_KEYS = {'ok', 'success', 'successful', 'succeeded', 'passed'}
+_HOLDING_KEYS = {'error', 'errors', 'exception', 'failure', 'failures', 'stderr_error', 'err'}
+_STATUS_KEYS = {'status', 'status_code', 'statuscode', 'http_status', 'httpstatus', 'code'}
+_LEVEL_KEYS = {'level', 'severity', 'loglevel', 'log_level', 'state', 'status', 'conclusion', 'result', 'outcome'}
+_BAD_LEVELS = {'error', 'err', 'fatal', 'critical', 'crit', 'panic', 'emerg', 'alert', 'failed', 'failure', 'crashed', 'errored'}
+_EXIT_KEYS = {'exit_code', 'exitcode', 'returncode', 'return_code', 'exit_status', 'exitstatus'}
+
+
+def _member_signal(key: str, value) -> bool:
+    k = key.lower()
+    if k in _TRUE_KEYS and value is True: return True
+    if k in _FALSE_KEYS and value is False: return True
+    if k in _HOLDING_KEYS and value not in (None, False, '', [], {}, 0): return True
+    if k in _STATUS_KEYS and (type(value) is int and 400 <= value <= 599 or type(value) is str and re.fullmatch(r'[45][0-9][0-9]', value)):
+        return True
+    if k in _EXIT_KEYS and type(value) is int and value != 0: return True
+    if k in _LEVEL_KEYS and type(value) is str and value.lower() in _BAD_LEVELS: return True
+    return False
+
+
+def json_signals(doc) -> tuple[Counter, Counter]:
+    "(member signals as `key=json value` -> count, string-value signal lines -> count) over a parsed JSON document."
+    members, strings = Counter(), Counter()
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            for k, x in v.items():
+                if k.startswith('__caveman_'): continue
+                if type(x) in (dict, list): stack.append(x)
+                else:
+                    if _member_signal(k, x): members[f'{k}={json.dumps(x)}'] += 1
+                    if type(x) is str: stack.append(x)
+        elif type(v) is list: stack.extend(v)
+        elif type(v) is str:
+            for l in v.split('\n'):
+                if line_signal(l, PROSE): strings[_core(l)] += 1
+    return members, strings
+
+
+def _json_view(view: bytes, problems: list) -> tuple[Counter, list[str], int]:
+    doc = json.loads(view)
+    members, texts, counted, stack = Counter(), [], 0, [doc]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            inv = v.get('__caveman_invariants__')
+            if type(inv) is str: counted += _counted(inv, problems)
+            for k, x in v.items():
+                if k.startswith('__caveman_'): continue
+                if type(x) in (dict, list): stack.append(x)
+                else:
+                    if _member_signal(k, x): members[f'{k}={json.dumps(x)}'] += 1
+                    if type(x) is str: texts.append(x)
+        elif type(v) is list: stack.extend(v)
+        elif type(v) is str: texts.append(v)
+    for t in texts:
+        for m in _LINE_MARKER.finditer(t): counted += _counted(m.group(1) or '', problems)
+    return members, texts, counted
+
+
+def _hidden_json(original: bytes, view: bytes) -> list[str]:
+    try: doc = json.loads(original)
+    except ValueError: return _hidden_lines(original.decode('utf-8', 'replace'), view.decode('utf-8', 'replace'), 'log')
+    members, strings = json_signals(doc)
+    if not members and not strings: return []
+    problems = []
+    try: vmembers, texts, counted = _json_view(view, problems)
+    except ValueError: return [f'view is not JSON although the original is']
+    hidden = [m for m, c in members.items() for _ in range(max(0, c - vmembers[m]))]
+    joined = '\n'.join(texts)
+    hidden += [s for s, c in strings.items() for _ in range(max(0, c - joined.count(s)))]
+    if len(hidden) > counted:
+        problems += [f'hidden JSON signal (not counted by any marker): {h[:200]!r}' for h in hidden[counted:]]
+    return problems
+
+
+# --- HTML ----------------------------------------------------------------------------------------
+def _html_text(original: bytes) -> str:
+    import lxml.html
+    try: doc = lxml.html.document_fromstring(original)
+    except Exception: return original.decode('utf-8', 'replace')
+    for el in doc.iter('script', 'style', 'noscript', 'template'):
+        el.drop_tree() if el.getparent() is not None else None
+    out = []
+    for el in doc.iter('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code'):
+        out.extend(' '.join(l.split()) for l in el.text_content().split('\n'))
+    return '\n'.join(out)
+
+
+def hidden_signals(original: bytes, view: bytes, content_type: str) -> list[str]:
+    "Every signal of `original` neither visible in `view` nor counted by a `signals×N` marker section; [] when none (issue 10, class 7)."
+    if content_type == 'json': return _hidden_json(original, view)
+    if content_type == 'html':
+        text = _html_text(original)
+        sig = signal_lines(text, 'html')
+        flat = ' '.join(view.decode('utf-8', 'replace').split())
+        _, counted, problems = _line_view(view.decode('utf-8', 'replace'), 'html')
+        hidden = [l for _, _, l in sig if l.strip() and ' '.join(l.split()) not in flat]
+        return problems + [f'hidden signal line (not counted by any marker): {h[:200]!r}' for h in hidden[counted:]]
+    try: text = original.decode('utf-8')
+    except UnicodeDecodeError: return []
+    return _hidden_lines(text, view.decode('utf-8', 'replace'), content_type)

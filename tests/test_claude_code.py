@@ -1,0 +1,159 @@
+"""caveman's PostToolUse hook inside the real Claude Code binary (`@anthropic-ai/claude-code`, npm), offline.
+
+The test setup installs the pinned Claude Code from the npm registry into `.work/npm` (git-ignored), once,
+like the Inspector test does; lifecycle scripts are not run — the platform package
+(`@anthropic-ai/claude-code-linux-x64`, an optional dependency) holds the binary, which we run directly.
+A fake Messages API on 127.0.0.1 (`_fake_anthropic.py`) plays the model: it answers each turn with a
+scripted `tool_use`, and records every request, so we read exactly what the model would have been sent.
+`caveman install claude-code --scope project` (the real command) writes the project's settings; HOME and
+CAVEMAN_HOME point into a temp dir, so the hook and caveman-mcp share a fresh recovery store.
+"""
+import json, re, subprocess, sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from _fake_anthropic import FakeAnthropic, tool_use, tool_results, result_text, text
+from _claude_code import claude_binary, host_env, run_claude
+
+pytestmark = pytest.mark.slow
+
+HANDLE = re.compile(r'recovery_handle="(ccr_[0-9a-f]{32})"')
+TOOLS = 'Bash,Read,Grep,Glob,WebFetch,mcp__caveman__caveman_retrieve'
+
+
+@pytest.fixture(scope='module')
+def claude() -> str:
+    try: return claude_binary()
+    except RuntimeError as e: pytest.fail(str(e))
+
+
+def caveman_exe() -> str:
+    exe = Path(sys.executable).with_name('caveman')
+    if not exe.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
+    return str(exe)
+
+
+class Session:
+    "A temp project + home with caveman installed in Claude Code's project scope."
+    def __init__(self, tmp: Path, *install_args: str, extra_env: dict | None = None, scope: str = 'project'):
+        self.project, self.home = tmp / 'project', tmp / 'home'
+        self.project.mkdir(); self.home.mkdir()
+        self.env = host_env(self.home, extra_env)
+        self.sources = {'user': 'user', 'project': 'project', 'local': 'project,local'}[scope]
+        r = subprocess.run([caveman_exe(), 'install', 'claude-code', '--scope', scope, *install_args],
+                           cwd=self.project, env=self.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stderr
+
+    def run(self, claude: str, script, tools: str = TOOLS) -> FakeAnthropic:
+        with FakeAnthropic(script) as api:
+            r = run_claude(claude, self.project, {**self.env, **api.env()}, tools, sources=self.sources)
+        assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+        return api
+
+
+def results(api: FakeAnthropic) -> dict[str, str]:
+    "tool_use_id -> the text of its tool_result, as the model saw it in the last request."
+    return {b['tool_use_id']: result_text(b) for b in tool_results(api.main_requests()[-1])}
+
+
+def pylines(n: int, fmt: str) -> str:
+    "A Bash command printing `n` lines of `fmt` (with {i}), and the output it prints."
+    return (f"python3 -c \"for i in range({n}): print('{fmt}'.format(i=i, m=i % 7))\"",
+            ''.join(fmt.format(i=i, m=i % 7) + '\n' for i in range(n)))
+
+
+def retrieve_step(tool_use_id: str):
+    "A script step that calls caveman_retrieve with the handle the model saw in `tool_use_id`'s result."
+    def step(body):
+        seen = {b['tool_use_id']: result_text(b) for b in tool_results(body)}
+        m = HANDLE.search(seen.get(tool_use_id, ''))
+        if not m: return [text(f'no handle in the result of {tool_use_id}')]
+        return [tool_use('mcp__caveman__caveman_retrieve', {'recovery_handle': m.group(1)}, id='toolu_retrieve')]
+    return step
+
+
+def test_large_bash_output_is_a_view_whose_handle_returns_the_original(claude, tmp_path):
+    s = Session(tmp_path)
+    cmd, full = pylines(700, '2026-12-01 10:00:00 INFO worker {m} processed item {i} in 12ms')   # ~45,000 characters
+    assert 30_000 < len(full) < 50_000
+    api = s.run(claude, [[tool_use('Bash', {'command': cmd}, id='toolu_big')], retrieve_step('toolu_big')])
+    seen = results(api)
+    view = seen['toolu_big']
+    assert '(caveman)' in view and HANDLE.search(view) and len(view) < len(full) / 5
+    assert 'item 699 ' in view and 'persisted-output' not in view      # the whole output, not Claude Code's 30,000 cut
+    assert seen['toolu_retrieve'] == full                               # the MCP server shares the hook's store
+    h = HANDLE.search(view).group(1)
+    r = subprocess.run([caveman_exe(), 'retrieve', h], env=s.env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.stdout.decode() == full
+
+
+def test_output_far_over_the_cut_is_compressed_whole(claude, tmp_path):
+    s = Session(tmp_path)
+    cmd, full = pylines(4000, '2026-12-01 10:00:00 INFO worker {m} processed item {i} in 12ms')   # ~260,000 characters
+    api = s.run(claude, [[tool_use('Bash', {'command': cmd}, id='toolu_huge')]])
+    view = results(api)['toolu_huge']
+    assert 'persisted-output' not in view and 'item 3999 ' in view and len(view) < 5000
+    r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(view).group(1)], env=s.env, capture_output=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.stdout.decode() == full
+
+
+def test_small_output_and_failing_hook_leave_the_original(claude, tmp_path):
+    bad = tmp_path / 'bad.json'; bad.write_text('{not json')
+    s = Session(tmp_path)
+    small_cmd, small = pylines(3, 'line {i}')
+    big_cmd, big = pylines(200, '2026-12-01 10:00:00 INFO worker {m} processed item {i} in 12ms')
+    api = s.run(claude, [[tool_use('Bash', {'command': small_cmd}, id='toolu_small')],
+                         [tool_use('Bash', {'command': big_cmd}, id='toolu_big')]])
+    seen = results(api)
+    assert seen['toolu_small'] == small.rstrip('\n') and '(caveman)' in seen['toolu_big']
+    s.env['CAVEMAN_HOOK_CONFIG'] = str(bad)                       # the hook now fails on every call
+    api = s.run(claude, [[tool_use('Bash', {'command': big_cmd}, id='toolu_big2')]])
+    assert results(api)['toolu_big2'] == big.rstrip('\n')
+
+
+def test_read_grep_and_mcp_results_are_views_in_their_own_shape(claude, tmp_path):
+    s = Session(tmp_path)
+    log = ''.join(f'2026-12-01 10:00:{i % 60:02d} INFO request served id={i} status=200\n' for i in range(700))
+    assert len(log) < 50_000    # Claude Code shows an MCP result over ~50,000 characters as a 2 KB preview (see README)
+    (s.project / 'server.log').write_text(log)
+    api = s.run(claude, [[tool_use('Read', {'file_path': str(s.project / 'server.log')}, id='toolu_read')],
+                         [tool_use('Grep', {'pattern': 'status=200', 'path': str(s.project), 'output_mode': 'content'}, id='toolu_grep')],
+                         [tool_use('Bash', {'command': f'cat {s.project / "server.log"}'}, id='toolu_cat')],
+                         retrieve_step('toolu_cat')])
+    seen = results(api)
+    assert re.match(r'\s*1\t2026-12-01 10:00:00 INFO request served id=0 ', seen['toolu_read'])   # Claude Code numbers the view's lines
+    assert '(caveman)' in seen['toolu_read'] and len(seen['toolu_read']) < len(log) / 5
+    assert '(caveman)' in seen['toolu_grep'] and HANDLE.search(seen['toolu_grep'])
+    assert seen['toolu_retrieve'] == log                                           # caveman_retrieve's own result is never compressed
+
+
+def test_host_without_caveman_mcp_gets_only_lossless_views(claude, tmp_path):
+    s = Session(tmp_path, '--no-mcp')
+    settings = json.loads((s.project / '.claude' / 'settings.json').read_text())
+    assert not settings['hooks']['PostToolUse'][0]['hooks'][0]['command'].endswith('--recovery')
+    log_cmd, log = pylines(300, '2026-12-01 10:00:00 INFO worker {m} processed item {i} in 12ms')
+    rows = [{'id': i, 'name': f'user{i}', 'active': i % 2 == 0, 'score': i * 3} for i in range(200)]
+    (s.project / 'rows.json').write_text(json.dumps(rows, indent=2))
+    api = s.run(claude, [[tool_use('Bash', {'command': log_cmd}, id='toolu_log')],
+                         [tool_use('Bash', {'command': f'cat {s.project / "rows.json"}'}, id='toolu_json')]],
+                tools='Bash')
+    assert not any(t['name'].startswith('mcp__caveman') for t in api.main_requests()[-1]['tools'])
+    seen = results(api)
+    assert seen['toolu_log'] == log.rstrip('\n')                  # a log view would be lossy: untouched
+    view = seen['toolu_json']
+    assert 'caveman' not in view and len(view) < len(json.dumps(rows, indent=2)) / 2
+    r = subprocess.run([caveman_exe(), 'toon', 'decode'], input=view.encode(), capture_output=True, timeout=60)
+    assert json.loads(r.stdout) == rows                           # TOON: exactly the same data
+
+
+@pytest.mark.parametrize('scope', ['user', 'local'])
+def test_user_and_local_scopes_work_end_to_end(claude, tmp_path, scope):
+    s = Session(tmp_path, scope=scope)
+    assert not (s.project / '.mcp.json').exists()             # these scopes register the server in ~/.claude.json
+    cmd, full = pylines(600, '2026-12-01 10:00:00 INFO worker {m} processed item {i} in 12ms')
+    api = s.run(claude, [[tool_use('Bash', {'command': cmd}, id='toolu_big')], retrieve_step('toolu_big')])
+    seen = results(api)
+    assert '(caveman)' in seen['toolu_big'] and seen['toolu_retrieve'] == full

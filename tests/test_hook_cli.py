@@ -1,0 +1,105 @@
+"""`caveman hook` and `caveman install/uninstall` through the installed console script, as a host runs them.
+
+Bad input of every kind must leave the host's original output standing: exit 0, nothing on stdout, exactly
+one line on stderr. The installer must merge into settings files without touching anything else, and
+uninstall must give the user's file back as it was.
+"""
+import json, subprocess, sys
+from pathlib import Path
+
+import pytest
+
+CAVEMAN = Path(sys.executable).with_name('caveman')
+
+
+def hook(data: bytes, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(CAVEMAN), 'hook', 'claude-code', *args], input=data, capture_output=True, env=env, timeout=120)
+
+
+@pytest.fixture
+def env(tmp_path):
+    if not CAVEMAN.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
+    return {'PATH': '/usr/bin:/bin', 'HOME': str(tmp_path / 'home'), 'CAVEMAN_HOME': str(tmp_path / 'cv')}
+
+
+def bash_event(stdout: str, **extra) -> bytes:
+    return json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': 'Bash', 'tool_input': {'command': 'x'},
+                       'tool_response': {'stdout': stdout, 'stderr': '', 'interrupted': False, **extra}}).encode()
+
+
+LOG = ''.join(f'2026-12-01 10:00:{i % 60:02d} INFO request served id={i} status=200\n' for i in range(500))
+
+
+@pytest.mark.parametrize('data', [b'\x00\xff\xfe binary \x89PNG\r\n', b'{"tool_name": "Bash", "tool_response": ', b'[]', b'',
+                                  b'{"tool_name": 7}'])
+def test_bad_input_stands_aside_with_one_line(data, env):
+    r = hook(data, env, '--recovery')
+    assert (r.returncode, r.stdout) == (0, b'')
+    assert r.stderr.startswith(b'caveman hook: ') and r.stderr.count(b'\n') == 1
+
+
+def test_missing_persisted_file_stands_aside(env, tmp_path):
+    r = hook(bash_event(LOG[:3000], persistedOutputPath=str(tmp_path / 'gone.txt'), persistedOutputSize=len(LOG)), env, '--recovery')
+    assert (r.returncode, r.stdout) == (0, b'') and b'persisted output' in r.stderr and r.stderr.count(b'\n') == 1
+
+
+def test_unknown_tool_and_small_output_are_silent(env):
+    for data in (json.dumps({'tool_name': 'Frobnicate', 'tool_response': {'text': LOG}}).encode(), bash_event('ok\n')):
+        r = hook(data, env, '--recovery')
+        assert (r.returncode, r.stdout, r.stderr) == (0, b'', b'')
+
+
+def test_large_output_view_and_retrieve(env):
+    r = hook(bash_event(LOG), env, '--recovery')
+    assert r.returncode == 0 and r.stderr == b''
+    out = json.loads(r.stdout)['hookSpecificOutput']
+    assert out['hookEventName'] == 'PostToolUse'
+    view = out['updatedToolOutput']['stdout']
+    assert len(view) < len(LOG) / 4 and out['updatedToolOutput']['interrupted'] is False
+    handle = view.rsplit('recovery_handle="', 1)[1].split('"', 1)[0]
+    got = subprocess.run([str(CAVEMAN), 'retrieve', handle], capture_output=True, env=env, timeout=120)
+    assert got.stdout.decode() == LOG
+    r = hook(bash_event(LOG), env)                   # no --recovery: a log view would be lossy, so nothing
+    assert (r.returncode, r.stdout, r.stderr) == (0, b'', b'')
+    r = hook(bash_event(LOG), {**env, 'CAVEMAN_HOOK': 'off'}, '--recovery')
+    assert (r.returncode, r.stdout) == (0, b'')
+
+
+def test_policy_file_excludes_a_command(env, tmp_path):
+    cfg = tmp_path / 'hooks.json'
+    cfg.write_text(json.dumps({'exclude': ['Bash(x)']}))
+    r = hook(bash_event(LOG), {**env, 'CAVEMAN_HOOK_CONFIG': str(cfg)}, '--recovery')
+    assert (r.returncode, r.stdout, r.stderr) == (0, b'', b'')
+
+
+def test_install_uninstall_keep_the_users_settings(env, tmp_path):
+    home = Path(env['HOME']); (home / '.claude').mkdir(parents=True)
+    user = {'model': 'opus', 'permissions': {'allow': ['Bash(ls:*)']},
+            'hooks': {'PostToolUse': [{'matcher': 'Edit', 'hooks': [{'type': 'command', 'command': 'prettier --write'}]}],
+                      'Stop': [{'hooks': [{'type': 'command', 'command': 'notify'}]}]}}
+    settings = home / '.claude' / 'settings.json'
+    settings.write_text(json.dumps(user, indent=4))
+    claude_json = home / '.claude.json'
+    claude_json.write_text(json.dumps({'numStartups': 9, 'mcpServers': {'gh': {'command': 'gh-mcp'}}}))
+    run = lambda *a: subprocess.run([str(CAVEMAN), *a], capture_output=True, env=env, timeout=120, cwd=tmp_path)
+    dry = run('install', 'claude-code', '--dry-run')
+    assert dry.returncode == 0 and b'hook claude-code --recovery' in dry.stdout and json.loads(settings.read_text()) == user
+    assert run('install', 'claude-code').returncode == 0
+    s = json.loads(settings.read_text())
+    assert {k: v for k, v in s.items() if k != 'hooks'} == {k: v for k, v in user.items() if k != 'hooks'}
+    assert s['hooks']['Stop'] == user['hooks']['Stop'] and len(s['hooks']['PostToolUse']) == 2
+    assert json.loads(claude_json.read_text())['mcpServers']['caveman']['command'].endswith('caveman-mcp')
+    assert json.loads((home / '.claude' / 'settings.json.caveman.bak').read_text()) == user
+    again = run('install', 'claude-code')
+    assert again.returncode == 0 and b'no change' in again.stdout
+    assert run('uninstall', 'claude-code').returncode == 0
+    assert json.loads(settings.read_text()) == user
+    assert json.loads(claude_json.read_text()) == {'numStartups': 9, 'mcpServers': {'gh': {'command': 'gh-mcp'}}}
+
+
+def test_install_refuses_a_broken_settings_file(env):
+    home = Path(env['HOME']); (home / '.claude').mkdir(parents=True)
+    (home / '.claude' / 'settings.json').write_text('{"model": "opus",')
+    r = subprocess.run([str(CAVEMAN), 'install', 'claude-code'], capture_output=True, env=env, timeout=120)
+    assert r.returncode == 1 and json.loads(r.stderr)['error'] == 'cave_settings_invalid'
+    assert (home / '.claude' / 'settings.json').read_text() == '{"model": "opus",' and not (home / '.claude.json').exists()
