@@ -817,6 +817,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                      'caveman.mcp.jsonrpc._salvaged_id': ('mcp_jsonrpc.html#_salvaged_id', 'caveman/mcp/jsonrpc.py'),
                                      'caveman.mcp.jsonrpc._short': ('mcp_jsonrpc.html#_short', 'caveman/mcp/jsonrpc.py'),
                                      'caveman.mcp.jsonrpc._usable_id': ('mcp_jsonrpc.html#_usable_id', 'caveman/mcp/jsonrpc.py'),
+                                     'caveman.mcp.jsonrpc._value_end': ('mcp_jsonrpc.html#_value_end', 'caveman/mcp/jsonrpc.py'),
                                      'caveman.mcp.jsonrpc.decode_json': ('mcp_jsonrpc.html#decode_json', 'caveman/mcp/jsonrpc.py'),
                                      'caveman.mcp.jsonrpc.discover_result': ('mcp_jsonrpc.html#discover_result', 'caveman/mcp/jsonrpc.py'),
                                      'caveman.mcp.jsonrpc.handle_message': ('mcp_jsonrpc.html#handle_message', 'caveman/mcp/jsonrpc.py'),

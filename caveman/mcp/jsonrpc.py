@@ -161,13 +161,32 @@ def handle_message(line: bytes, dispatch: Callable[[str, Any], Any]) -> bytes | 
 
 # %% ../../nbs/51_mcp_jsonrpc.ipynb #cd618fe8
 import re
-_DEC = json.JSONDecoder()
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NESTED = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_SCALAR = re.compile(r'[^,}\]\s]+')
 _LAST_ID = re.compile(r'[{,][ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"(?:[^"\\]|\\.)*")[ \t\r\n]*\}[ \t\r\n]*$')
 
-def _usable_id(rid) -> bool: return isinstance(rid, (str, int, float)) and not isinstance(rid, bool)
+def _usable_id(rid) -> bool: return isinstance(rid, (str, int, float, JsonNumber)) and not isinstance(rid, bool)
+
+def _value_end(text: str, i: int) -> int:
+    "Index just past the JSON value starting at `text[i]` (strings and brackets matched lexically); raises `ValueError` when it does not end within `text`."
+    if text[i:i + 1] == '"':
+        m = _STRING.match(text, i)
+        if m: return m.end()
+    elif text[i:i + 1] in ('{', '['):
+        depth = 0
+        for m in _NESTED.finditer(text, i):
+            t = m.group()
+            if t in '{[': depth += 1
+            elif t in '}]': depth -= 1
+            if depth == 0: return m.end()
+    else:
+        m = _SCALAR.match(text, i)
+        if m and m.end() < len(text): return m.end()
+    raise ValueError('value cut off')
 
 def _id_from_head(text: str):
-    "The value of the top-level `id` member among the complete members at the start of a JSON object text; raises `ValueError` when it is not there."
+    "The value of the top-level `id` member among the complete members at the start of a JSON object text (read by `decode_json`); raises `ValueError` when it is not there."
     def ws(i):
         while i < len(text) and text[i] in _JSON_WS: i += 1
         return i
@@ -177,12 +196,12 @@ def _id_from_head(text: str):
     while True:
         i = ws(i)
         if text[i:i + 1] != '"': raise ValueError('no member')
-        key, i = json.decoder.scanstring(text, i + 1)
-        i = ws(i)
+        end = _value_end(text, i); key = decode_json(text[i:end])
+        i = ws(end)
         if text[i:i + 1] != ':': raise ValueError('no colon')
-        value, i = _DEC.raw_decode(text, ws(i + 1))
-        if key == 'id': return value
-        i = ws(i)
+        i = ws(i + 1); end = _value_end(text, i)
+        if key == 'id': return decode_json(text[i:end])
+        i = ws(end)
         if text[i:i + 1] != ',': raise ValueError('no id')
         i += 1
 
@@ -191,11 +210,11 @@ def oversize_request_id(head: bytes, tail: bytes = b'') -> bytes:
     try:
         rid = _id_from_head(head.decode('utf-8', 'replace').lstrip('\ufeff'))
         if _usable_id(rid): return _id_bytes(rid)
-    except (ValueError, RecursionError, IndexError): pass
+    except (ValueError, RecursionError): pass
     m = _LAST_ID.search(tail.decode('utf-8', 'replace'))
     if m:
-        try: rid = json.loads(m.group(1))
-        except ValueError: return _NULL
+        try: rid = decode_json(m.group(1))
+        except (ValueError, RecursionError): return _NULL
         if _usable_id(rid): return _id_bytes(rid)
     return _NULL
 
