@@ -32,7 +32,8 @@ min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 notebooks_requirements = (cfg.get('notebooks_requirements') or '').split()
 gateway_requirements = (cfg.get('gateway_requirements') or '').split()
-dev_requirements = (cfg.get('dev_requirements') or '').split() + notebooks_requirements + gateway_requirements
+postgres_requirements = (cfg.get('postgres_requirements') or '').split()
+dev_requirements = (cfg.get('dev_requirements') or '').split() + notebooks_requirements + gateway_requirements + postgres_requirements
 project_urls = {}
 if cfg.get('git_url'): project_urls['Source'] = cfg['git_url']
 if cfg.get('doc_host'): project_urls["Documentation"] = cfg['doc_host'] + cfg.get('doc_baseurl', '')
@@ -49,7 +50,7 @@ setuptools.setup(
     packages = setuptools.find_packages(),
     include_package_data = True,
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements, 'notebooks': notebooks_requirements, 'gateway': gateway_requirements },
+    extras_require={ 'dev': dev_requirements, 'notebooks': notebooks_requirements, 'gateway': gateway_requirements, 'postgres': postgres_requirements },
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding="utf8").read(),

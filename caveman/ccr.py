@@ -4,13 +4,13 @@
 
 # %% auto #0
 __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_PAGES', 'SIDECARS', 'SCHEMA', 'SCHEMA_VERSION',
-           'COUNT_RETAINED', 'BUSY_TIMEOUT_MS', 'OPERATION_RETRY_SECONDS', 'OPEN_BUSY_TIMEOUT_MS', 'OBJECT_TYPES',
-           'CURRENTNESS', 'LIFECYCLES', 'handle_for', 'StoreError', 'NotFound', 'BudgetExceeded', 'UnsafePath',
-           'ReadOnly', 'ObjectCollision', 'InvalidObject', 'make_private_dirs', 'default_path', 'budget_from_env',
-           'check_store_dir', 'secure_file', 'prepare_store_path', 'is_busy', 'retry_on_busy', 'rfc3339_nano',
-           'write_transaction', 'schema_version', 'migrate', 'apply_page_caps', 'Store', 'open_store',
-           'content_hash_for', 'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary',
-           'normalize_handle']
+           'COUNT_RETAINED', 'BUSY_TIMEOUT_MS', 'OPERATION_RETRY_SECONDS', 'OPEN_BUSY_TIMEOUT_MS', 'STORE_URL_ENV',
+           'SERVER_SCHEMES', 'READ_NOTE_SECONDS', 'OBJECT_TYPES', 'CURRENTNESS', 'LIFECYCLES', 'handle_for',
+           'StoreError', 'NotFound', 'BudgetExceeded', 'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject',
+           'make_private_dirs', 'default_path', 'budget_from_env', 'check_store_dir', 'secure_file',
+           'prepare_store_path', 'is_busy', 'retry_on_busy', 'rfc3339_nano', 'write_transaction', 'schema_version',
+           'migrate', 'apply_page_caps', 'Store', 'open_store', 'is_server_url', 'store_target', 'content_hash_for',
+           'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary', 'normalize_handle']
 
 # %% ../nbs/02_ccr.ipynb #7b9fbcb8
 import errno, hashlib, json, logging, os, re, sqlite3, stat, threading, time
@@ -203,6 +203,7 @@ SCHEMA = (
          lifecycle TEXT NOT NULL, dependencies_json TEXT NOT NULL,
          original_byte_length INTEGER NOT NULL, stored_byte_length INTEGER NOT NULL, data BLOB NOT NULL)''',
     '''CREATE INDEX IF NOT EXISTS typed_objects_session_created ON typed_objects(session_id, created_at DESC)''',
+    '''CREATE TABLE IF NOT EXISTS caveman_reads (handle TEXT PRIMARY KEY, last_read TEXT NOT NULL)''',
 )
 
 def rfc3339_nano(ns: int | None = None) -> str:
@@ -261,7 +262,7 @@ def migrate(conn: sqlite3.Connection):
     "Bring the store to `SCHEMA_VERSION`: the reference §4.2 tables and index, `recoveries.metadata`, and `caveman_meta` with its triggers and the retained bytes counted once; a no-op without the write lock when nothing is missing."
     def missing():
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
-        return (not {'recoveries', 'typed_objects', 'typed_objects_session_created'} <= names
+        return (not {'recoveries', 'typed_objects', 'typed_objects_session_created', 'caveman_reads'} <= names
                 or 'metadata' not in _columns(conn, 'recoveries') or schema_version(conn) < SCHEMA_VERSION)
     if not missing(): return
     with write_transaction(conn):
@@ -469,6 +470,10 @@ def _open_ro(path: str | None) -> tuple:
 def open_store(path: str | None = None, *, max_bytes: int | None = None, create_dirs: bool = True, mode: str = 'rw') -> Store:
     "Open the recovery store at `path` (`None`: `default_path()`; `':memory:'`: ephemeral) with a budget of `max_bytes` bytes (default `budget_from_env()`); `mode` `rw` (create, raise if not writable), `ro` (read only) or `auto` (rw, else ro, else retry on use); reference §4.4–4.5. Raises `StoreError` / `UnsafePath`."
     if mode not in ('rw', 'ro', 'auto'): raise ValueError(f'mode must be rw, ro or auto, got {mode!r}')
+    path = store_target(path)
+    if is_server_url(path):   # a team's shared database (02b_ccr_postgres): loaded only when asked for
+        from caveman import ccr_postgres
+        return ccr_postgres.open_pg_store(path, max_bytes=max_bytes, mode=mode)
     budget_error = ''
     if max_bytes is None:
         try: max_bytes = budget_from_env()
@@ -482,6 +487,23 @@ def open_store(path: str | None = None, *, max_bytes: int | None = None, create_
     try: store._open(writable=True)
     except StoreError as e: store.unavailable = str(e)
     return store
+
+# %% ../nbs/02_ccr.ipynb #68c9f86f
+STORE_URL_ENV = 'CAVEMAN_CCR_URL'
+SERVER_SCHEMES = ('postgresql', 'postgres')
+
+def is_server_url(target) -> bool:
+    "True when `target` is a `postgresql://` / `postgres://` URL (a database-server store), not a file path."
+    return isinstance(target, str) and '://' in target and target.split('://', 1)[0].lower() in SERVER_SCHEMES
+
+def store_target(path: str | None = None) -> str | None:
+    "What `open_store` opens: `path` if given, else `$CAVEMAN_CCR_URL` if set, else None (the default file); `sqlite:PATH` gives PATH. Raises `StoreError` for another URL scheme."
+    target = path if path is not None else (os.environ.get(STORE_URL_ENV, '').strip() or None)
+    if target is None or is_server_url(target): return target
+    target = os.fspath(target)
+    if target.lower().startswith('sqlite:'): return target[len('sqlite:'):].removeprefix('//') or None
+    if re.match(r'^[A-Za-z][A-Za-z0-9+.-]*://', target): raise StoreError(f'unsupported recovery store URL scheme: {target.split("://", 1)[0]}')
+    return target
 
 # %% ../nbs/02_ccr.ipynb #d02bf1a8
 _RECOVERY_COLUMNS = 'content_type, compressor, tokens_before, tokens_after, original, metadata'
@@ -543,17 +565,34 @@ def put(self: Store, original: bytes, content_type: str = '', compressor: str = 
     return handle
 
 # %% ../nbs/02_ccr.ipynb #b9934f7f
+READ_NOTE_SECONDS = 60.0
+
+@patch
+def _note_read(self: Store, handle: str):
+    "Record that recovery `handle` was read now (table `caveman_reads`), at most once a minute per handle in this process; never raises."
+    if self.read_only: return
+    now, seen = time.monotonic(), self.__dict__.setdefault('_read_notes', {})
+    if now - seen.get(handle, -READ_NOTE_SECONDS) < READ_NOTE_SECONDS: return
+    seen[handle] = now
+    def write():
+        with write_transaction(self._conn):
+            self._conn.execute('INSERT OR REPLACE INTO caveman_reads VALUES (?, ?)', (handle, rfc3339_nano()))
+    try: self._run('note read', write, write=True)
+    except Exception: pass
+
 @patch
 def get(self: Store, handle: str) -> bytes:
     "The exact original bytes under `handle`: recoveries first, then typed objects (a `ccr_obj_` handle reads objects only); raises `NotFound` (reference §4.3)."
     def read():
         if not handle.startswith(OBJECT_PREFIX):
             row = self._conn.execute('SELECT original FROM recoveries WHERE handle = ?', (handle,)).fetchone()
-            if row is not None: return bytes(row[0])
+            if row is not None: return bytes(row[0]), True
         obj = self._object(handle)
         if obj is None: raise NotFound(handle)
-        return obj.data
-    return self._run('get', read)
+        return obj.data, False
+    data, recovery = self._run('get', read)
+    if recovery: self._note_read(handle)
+    return data
 
 @patch
 def get_metadata(self: Store, handle: str) -> bytes:
@@ -752,3 +791,61 @@ def normalize_handle(handle: str) -> str:
     if h[:6].lower() == 'ccr://': h = h[6:].strip().strip('/')
     elif h[:4].lower() == 'ccr:': h = h[4:].strip()
     return 'ccr_' + m[1].lower() if (m := _BLOB_HASH.fullmatch(h)) else h
+
+# %% ../nbs/02_ccr.ipynb #2502c3af
+@patch
+def originals(self: Store) -> list[dict]:
+    "Every stored original, oldest first: `handle`, `content_type`, `bytes` (of the original), `tokens_before`, `tokens_after`, `created_at`, `last_read` ('' when never read); raises `StoreError`."
+    def read():
+        return self._conn.execute('''SELECT r.handle, r.content_type, length(r.original), r.tokens_before, r.tokens_after, r.created_at,
+                                            COALESCE(x.last_read, '') FROM recoveries r LEFT JOIN caveman_reads x ON x.handle = r.handle
+                                     ORDER BY r.created_at, r.handle''').fetchall()
+    keys = ('handle', 'content_type', 'bytes', 'tokens_before', 'tokens_after', 'created_at', 'last_read')
+    return [dict(zip(keys, row)) for row in self._run('list', read)]
+
+@patch
+def info(self: Store) -> dict:
+    "`path`, `file_bytes` (the database file and its WAL on disk), `count`, `stored_bytes` (retained), `max_bytes` (budget), `oldest`/`newest` (created_at, '' when empty) and `read_only` (the reason, '' when writable)."
+    def read():
+        return self._conn.execute('SELECT COUNT(*), COALESCE(MIN(created_at), \'\'), COALESCE(MAX(created_at), \'\') FROM recoveries').fetchone()
+    count, oldest, newest = self._run('info', read)
+    files = [self.path + s for s in ('', '-wal')] if self.persistent else []
+    size = sum(os.path.getsize(f) for f in files if os.path.exists(f))
+    return {'path': self.path, 'file_bytes': size, 'count': count, 'stored_bytes': self.used_bytes(), 'max_bytes': self.max_bytes,
+            'oldest': oldest, 'newest': newest, 'read_only': self.read_only}
+
+@patch
+def remove(self: Store, handles) -> list[str]:
+    "Delete the stored originals named by `handles` in one transaction; returns the handles that were there (removed); raises `StoreError`."
+    handles = list(dict.fromkeys(handles))
+    def write():
+        with write_transaction(self._conn):
+            gone = [h for h in handles if self._conn.execute('DELETE FROM recoveries WHERE handle = ?', (h,)).rowcount]
+            self._conn.executemany('DELETE FROM caveman_reads WHERE handle = ?', [(h,) for h in handles])
+            return gone
+    return self._run('remove', write, write=True) if handles else []
+
+@patch
+def prune(self: Store, older_than: float | None = None, max_bytes: int | None = None) -> list[str]:
+    "Remove originals least recently read first (never read: by when stored): those not read for `older_than` seconds, then more until at most `max_bytes` are retained; returns the removed handles."
+    rows = sorted(self.originals(), key=lambda r: (r['last_read'] or r['created_at'], r['handle']))
+    doomed = []
+    if older_than is not None:
+        cutoff = rfc3339_nano(time.time_ns() - int(older_than * 1e9))
+        doomed = [r['handle'] for r in rows if (r['last_read'] or r['created_at']) < cutoff]
+    if max_bytes is not None:
+        left, chosen = self.used_bytes(), set(doomed)
+        left -= sum(r['bytes'] for r in rows if r['handle'] in chosen)
+        for r in rows:
+            if left <= max_bytes: break
+            if r['handle'] not in chosen: doomed.append(r['handle']); left -= r['bytes']
+    return self.remove(doomed)
+
+@patch
+def vacuum(self: Store) -> int:
+    "Return the pages of removed originals to the file system (`VACUUM`, then a WAL checkpoint); the database file's size in bytes after (0 in memory)."
+    def write():
+        self._conn.execute('VACUUM')
+        self._conn.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+    self._run('vacuum', write, write=True)
+    return os.path.getsize(self.path) if self.persistent else 0

@@ -293,7 +293,8 @@ def _html_text(original: bytes) -> str:
     import lxml.html
     try: doc = lxml.html.document_fromstring(original)
     except Exception: return original.decode('utf-8', 'replace')
-    for el in doc.iter('script', 'style', 'noscript', 'template'):
+    # not page text: code, styles, and interactive controls (a code sample's "copy" button is no part of its lines)
+    for el in doc.iter('script', 'style', 'noscript', 'template', 'button'):
         el.drop_tree() if el.getparent() is not None else None
     out = []
     for el in doc.iter('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code'):

@@ -18,3 +18,11 @@ def server_command() -> list[str]:
 def store_env(tmp_path):
     "Environment for a server sharing one fresh store file in a temp dir (never ~/.caveman)."
     return {'CAVEMAN_CCR_DB': str(tmp_path / 'store' / 'ccr.db'), 'CAVEMAN_HOME': str(tmp_path / 'home')}
+
+@pytest.fixture(scope='session')
+def pg():
+    "One real PostgreSQL server for the session (tests/_pg.py), started on first use; `pg.url()` gives each test its own schema."
+    from _pg import PgServer
+    server = PgServer()
+    yield server
+    server.close()

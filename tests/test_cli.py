@@ -269,3 +269,20 @@ def test_help_and_version(env):
 
 def test_missing_file(env, tmp_path):
     assert error_of(cav(env, 'compress', str(tmp_path / 'nope.json')))['error'] == 'cave_input_unreadable'
+
+
+def test_binary_input_is_refused_not_echoed(tmp_path):
+    "An executable piped to `caveman compress` is a clear error (exit 1, stdout empty), never echoed back as text."
+    import sys as _sys
+    exe = open(_sys.executable, 'rb').read()
+    r = subprocess.run(['caveman', 'compress'], input=exe, capture_output=True, timeout=120,
+                       env={**os.environ, 'CAVEMAN_CCR_DB': str(tmp_path / 'ccr.db')})
+    assert (r.returncode, r.stdout) == (1, b'')
+    assert json.loads(r.stderr)['error'] == 'cave_binary_input'
+
+
+def test_unknown_type_is_a_usage_error_listing_the_types(tmp_path):
+    r = subprocess.run(['caveman', 'compress', '--type', 'jsno'], input=b'{"a": 1}', capture_output=True, timeout=120,
+                       env={**os.environ, 'CAVEMAN_CCR_DB': str(tmp_path / 'ccr.db')})
+    assert (r.returncode, r.stdout) == (2, b'')
+    assert b"unknown content type 'jsno'" in r.stderr and b'json' in r.stderr and b'listing' in r.stderr

@@ -14,7 +14,10 @@ The checker is itself tested on small crafted packages, so it cannot pass by fin
 One module is exempt, by design and by name: `caveman.mcp.gateway`, whose whole job is to start the
 user's own MCP servers and talk to them with the official SDK client. It is loaded only when the user
 asks for it (`caveman-mcp --config …` or `caveman-mcp -- …`): no module imports it at module level, and a
-default server session is checked at run time never to load it or the SDK.
+default server session is checked at run time never to load it or the SDK. The PostgreSQL recovery
+store (`caveman.ccr_postgres`, and its driver `psycopg`) is opt-in the same way: `ccr.open_store` imports
+it inside the call, only when `CAVEMAN_CCR_URL` (or a path) is a postgresql:// URL, and a default
+session is checked never to load it.
 """
 import ast
 from pathlib import Path
@@ -28,7 +31,7 @@ FORBIDDEN_MODULES = {
     'websockets', 'socketserver', 'ftplib', 'smtplib', 'smtpd', 'poplib', 'imaplib', 'nntplib', 'telnetlib', 'xmlrpc',
     'webbrowser', 'subprocess', 'multiprocessing', 'concurrent.futures.process', 'asyncio.subprocess', 'pty', 'pexpect',
     'sh', 'plumbum', 'paramiko', 'fabric', 'pycurl', 'grpc', 'zmq', 'dns', 'tornado', 'twisted', 'uvicorn', 'starlette',
-    'anyio', 'mcp', 'ctypes', 'cffi', 'runpy'}
+    'anyio', 'mcp', 'ctypes', 'cffi', 'runpy', 'psycopg', 'psycopg2', 'psycopg_binary', 'psycopg_c', 'asyncpg'}
 # os / asyncio / loop functions that start processes or open connections, whatever object they hang off
 FORBIDDEN_CALLS = {
     'system', 'popen', 'fork', 'forkpty', 'posix_spawn', 'posix_spawnp', 'startfile',
@@ -41,7 +44,8 @@ FORBIDDEN_CALLS = {
 # the one listening module and the forbidden modules it may use (inbound HTTP only)
 LISTENERS = {'caveman.mcp.http': {'uvicorn', 'starlette', 'urllib.parse'}}
 # dynamic imports: the module name would be data, not visible to this check
-OPT_IN = {'caveman.mcp.gateway'}     # loaded only by `caveman-mcp --config` / `--`, inside `main`
+OPT_IN = {'caveman.mcp.gateway',     # loaded only by `caveman-mcp --config` / `--`, inside `main`
+          'caveman.ccr_postgres'}    # loaded only by `ccr.open_store` for a postgresql:// store (CAVEMAN_CCR_URL)
 # a forbidden module one file may import for one narrow use, every use of it in that file checked against the list:
 # the server interrupts a cancelled request's thread with CPython's PyThreadState_SetAsyncExc (no other way from Python)
 NARROW_USES = {('caveman.mcp.server', 'ctypes'): {'ctypes.pythonapi.PyThreadState_SetAsyncExc', 'ctypes.c_ulong', 'ctypes.py_object'}}
@@ -244,7 +248,7 @@ from caveman.engine import Engine
 d = make_dispatch(Tools(Engine(ccr.open_store(':memory:')), RetrieveLedger()))
 d('initialize', {'protocolVersion': '2024-11-05'}); d('tools/list', {})
 d('tools/call', {'name': 'caveman_compress', 'arguments': {'input': 'x ' * 5000}})
-print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'caveman.mcp.gateway', 'anyio', 'httpx'))))
+print(sorted(m for m in sys.modules if m in ('mcp', 'psycopg') or m.startswith(('mcp.', 'caveman.mcp.gateway', 'anyio', 'httpx', 'psycopg', 'caveman.ccr_postgres'))))
 """
     r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]

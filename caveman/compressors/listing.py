@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, guard_or,
                                       query_fill, row_fields)
 from ..detect import fixed_blocks, FixedTable, path_lines
+from ..signals import OUTPUT, forced_signals, signal_flags
 
 # %% ../../nbs/23_compressors_listing.ipynb #c19b2324
 import re
@@ -24,10 +25,11 @@ _FLAGGED = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
 _DECIMAL = re.compile(r'[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?')
 HEAD, TAIL, QUERY_LIMIT, NUMERIC_SHARE = 3, 2, 24, 0.7
 
-def record_keep(cells: Sequence[Sequence[str]], texts: Sequence[str], query: str = '') -> list[bool]:
-    "Keep flags for the records of one table (`cells` per record, `texts` the record lines): head, tail, flagged, numeric extremes per column, query matches, then the redundancy guard."
+def record_keep(cells: Sequence[Sequence[str]], texts: Sequence[str], query: str = '', signals: Sequence | None = None) -> list[bool]:
+    "Keep flags for the records of one table (`cells` per record, `texts` the record lines): head, tail, flagged, signal rows (`caveman.signals`, `signals` per record when given, first copies), numeric extremes per column, query matches, then the redundancy guard."
     n = len(cells)
-    keep = [_FLAGGED.search(t) is not None for t in texts]
+    signals = signal_flags(list(texts), OUTPUT) if signals is None else signals
+    keep = [_FLAGGED.search(t) is not None or f for t, f in zip(texts, forced_signals(list(texts), signals))]
     for i in [*range(min(HEAD, n)), *range(max(0, n - TAIL), n)]: keep[i] = True
     for col in range(len(cells[0]) if cells else 0):
         vals = [(Decimal(c), i) for i, r in enumerate(cells) if _DECIMAL.fullmatch(c := r[col])]
@@ -58,10 +60,11 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         block = lines[a:b]
         if t is None or len(t.records) < MIN_RECORDS: out += block; continue
         recs = [block[i].rstrip('\r') for i in t.records]
-        rk = record_keep([t.cells(r) for r in recs], recs, query)
-        keep = [True] * len(block)
-        for i, k in zip(t.records, rk): keep[i] = k
-        shown, n = elide_runs(block, keep, 'rows', lambda l: record_fields(t, l.rstrip('\r')), crlf)
+        flags = signal_flags(recs, OUTPUT)
+        rk = record_keep([t.cells(r) for r in recs], recs, query, flags)
+        keep, sig = [True] * len(block), [None] * len(block)
+        for i, k, f in zip(t.records, rk, flags): keep[i], sig[i] = k, f
+        shown, n = elide_runs(block, keep, 'rows', lambda l: record_fields(t, l.rstrip('\r')), crlf, signals=sig)
         out += shown; elided += n
     out += lines[pos:]
     if not elided: return None
@@ -105,8 +108,10 @@ def compress_listing(body: bytes, query: str = '') -> bytes | None:
         for k in [*range(i, min(i + RUN_HEAD, j + 1)), *range(max(i, j + 1 - RUN_TAIL), j + 1)]: keep[k] = True
         i = j + 1
     for k in [*range(min(HEAD, n)), *range(max(0, n - TAIL), n)]: keep[k] = True
+    flags = signal_flags(paths, OUTPUT)                   # a path that reads as a failure is kept (first copies) or counted
+    keep = [k or f for k, f in zip(keep, forced_signals(paths, flags))]
     if query: keep = query_fill(paths, keep, query, QUERY_LIMIT)
-    out, elided = elide_runs(lines, keep, 'paths', path_fields, crlf_majority(body))
+    out, elided = elide_runs(lines, keep, 'paths', path_fields, crlf_majority(body), signals=flags)
     if not elided: return None
     res = ('\n'.join(out) + ('\n' if trailing else '')).encode('utf-8')
     return res if len(res) < len(body) else None

@@ -276,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             from caveman.mcp.gateway import ConfigError, load_config, command_spec
             specs = load_config(argv[1]) if argv[0] == '--config' else [command_spec(argv[1:])]
+            import importlib.util
+            if importlib.util.find_spec('mcp') is None:         # checked now: the SDK itself is imported later, off the hot path
+                sys.stderr.write("caveman-mcp: the gateway needs the MCP SDK client: pip install 'caveman-context[gateway]'\n"); return 2
         except ImportError as e:
             sys.stderr.write(f"caveman-mcp: the gateway needs the MCP SDK client ({e.name}): pip install 'caveman-context[gateway]'\n"); return 2
         except ConfigError as e: sys.stderr.write(f'caveman-mcp: {e}\n'); return 2
