@@ -10,7 +10,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-SECTIONS = ['engine', 'mcp', 'protocol', 'gateway', 'store', 'shrink', 'headroom', 'trust', 'hooks', 'agent', 'install', 'postgres']   # order of sections in RESULTS.md
+SECTIONS = ['engine', 'mcp', 'protocol', 'gateway', 'store', 'shrink', 'headroom', 'trust', 'hooks', 'agent', 'install', 'postgres', 'scale']   # order of sections in RESULTS.md
 
 def machine() -> str:
     cpu = ''

@@ -181,8 +181,19 @@ def test_over_long_line_with_a_small_cap(kind):         # reference §10.1: cap 
     big = req(1, 'tools/call', params={'name': 'caveman_compress', 'arguments': {'input': 'x' * 1024}})
     fits = req(3)[:-1] + b' ' * (255 - len(req(3))) + b'}'      # 255 bytes + newline = exactly the cap
     r = run(kind, big + b'\n' + req(2) + b'\n' + fits + b'\n', **{CAP_ENV: '256'})
-    assert replies(r) == [err(-32600, 'cave_payload_too_large: message exceeds 256 bytes'), ok(2), ok(3)]
+    assert replies(r) == [err(-32600, 'cave_payload_too_large: message exceeds 256 bytes', 1), ok(2), ok(3)]   # under its id: the client is waiting on it
     assert re.search(r'level=WARNING logger=caveman\.mcp\.jsonrpc msg="inbound cap exceeded" bytes=%d cap=256' % (len(big) + 1), r.stderr.decode())
+
+
+@BOTH
+def test_over_long_request_is_answered_under_its_id_written_first_or_last(kind):
+    "The id is salvaged from the start (Python SDK order) or the end (TypeScript SDK order) of a drained line; a nested or missing id gives null."
+    first = req('p-1', 'tools/call', params={'name': 'caveman_compress', 'arguments': {'input': 'x' * 5000}})
+    last = json.dumps({'method': 'tools/call', 'params': {'arguments': {'input': 'y' * 5000, 'id': 9}}, 'jsonrpc': '2.0', 'id': 42}).encode()
+    nested = json.dumps({'method': 'tools/call', 'params': {'input': 'z' * 5000, 'id': 9}}).encode()
+    r = run(kind, first + b'\n' + last + b'\n' + nested + b'\n' + req(2) + b'\n', **{CAP_ENV: '1024'})
+    too_large = 'cave_payload_too_large: message exceeds 1024 bytes'
+    assert replies(r) == [err(-32600, too_large, 'p-1'), err(-32600, too_large, 42), err(-32600, too_large), ok(2)]
 
 
 @BOTH

@@ -204,3 +204,19 @@ def test_high_level_client_calls_every_tool(mode, store_env, tmp_path):
     connect = asyncio.run(run())
     print(f'\nmcp.Client(mode={mode!r}): connected in {connect*1e3:.0f} ms')
     assert connect < 5, connect        # a silent or slow server/discover would cost the SDK's probe timeout
+
+
+def test_sdk_client_gets_the_oversize_error_under_its_id_not_a_hang(store_env, tmp_path):
+    """Issue 12 item 8: a 17 MiB input trips the 16 MiB inbound cap. The server salvages the request's id
+    from the start of the drained line, so the official client receives `cave_payload_too_large` as the
+    answer to ITS call (before the fix it got `id: null` and waited forever); the session then goes on."""
+    from mcp.shared.exceptions import MCPError
+    errlog = open(tmp_path / 'stderr.log', 'w+')
+
+    async def go():
+        async with session(store_env, errlog) as s:
+            with pytest.raises(MCPError) as e:
+                await s.call_tool('caveman_compress', {'input': 'x' * (17 << 20)})
+            assert e.value.error.code == -32600 and 'cave_payload_too_large' in e.value.error.message
+            assert [t.name for t in (await s.list_tools()).tools] == FIVE     # the same session still answers
+    asyncio.run(asyncio.wait_for(go(), timeout=120))                          # a hang fails here, not in CI's limit

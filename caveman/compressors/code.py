@@ -171,6 +171,7 @@ def shorten_doc_comment(text: bytes, indent: bytes, newline: bytes = b'\n') -> b
     return newline.join([b'/**'] + [pad + k for k in kept] + [indent + b' */'])
 
 # %% ../../nbs/21_compressors_code.ipynb #9978c490
+import bisect
 from .base import Compressor, crlf_majority
 
 _TOLERANT = ('c', 'cpp')                   # macro languages: error nodes are the norm, not a broken file
@@ -193,9 +194,11 @@ def _parse_clean(body: bytes, language: str):
 
 def _doc_edits(tree, body, language, body_edits, newline):
     "Edits shortening long doc comments that are not inside an elided body."
-    spans, edits = [(s, e) for s, e, _ in body_edits], []
+    spans, edits = sorted((s, e) for s, e, _ in body_edits), []
+    starts = [s for s, _ in spans]   # the elided bodies never overlap: one binary search per comment, not a scan of all bodies
     for c in ts.QueryCursor(_comment_query(language)).captures(tree.root_node).get('c', []):
-        if any(s <= c.start_byte < e for s, e in spans): continue
+        i = bisect.bisect_right(starts, c.start_byte) - 1
+        if i >= 0 and c.start_byte < spans[i][1]: continue
         line_start = body.rfind(b'\n', 0, c.start_byte) + 1
         indent = body[line_start:c.start_byte]
         short = shorten_doc_comment(body[c.start_byte:c.end_byte], indent if not indent.strip() else b'', newline)

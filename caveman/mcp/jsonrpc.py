@@ -7,8 +7,9 @@ __all__ = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND', 'INVALID_PARAMS
            'MODERN_VERSIONS', 'HANDSHAKE_VERSIONS', 'SUPPORTED_VERSIONS', 'PRE_HANDSHAKE_VERSION', 'FEATURES',
            'META_PROTOCOL_VERSION', 'META_CLIENT_INFO', 'META_CLIENT_CAPABILITIES', 'META_SERVER_INFO',
            'HEADER_MISMATCH', 'MISSING_REQUIRED_CLIENT_CAPABILITY', 'UNSUPPORTED_PROTOCOL_VERSION', 'CACHE_HINTS',
-           'RpcError', 'method_not_found', 'JsonNumber', 'decode_json', 'handle_message', 'serve', 'has_feature',
-           'negotiate', 'RequestMeta', 'unsupported_version', 'read_meta', 'stateless_result', 'discover_result']
+           'RpcError', 'method_not_found', 'JsonNumber', 'decode_json', 'handle_message', 'oversize_request_id',
+           'serve', 'has_feature', 'negotiate', 'RequestMeta', 'unsupported_version', 'read_meta', 'stateless_result',
+           'discover_result']
 
 # %% ../../nbs/51_mcp_jsonrpc.ipynb #dce2a8d2
 import json, logging
@@ -159,14 +160,72 @@ def handle_message(line: bytes, dispatch: Callable[[str, Any], Any]) -> bytes | 
         return _error(_NULL, INTERNAL_ERROR, _INTERNAL)
 
 # %% ../../nbs/51_mcp_jsonrpc.ipynb #cd618fe8
+import re
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NESTED = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_SCALAR = re.compile(r'[^,}\]\s]+')
+_LAST_ID = re.compile(r'[{,][ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"(?:[^"\\]|\\.)*")[ \t\r\n]*\}[ \t\r\n]*$')
+
+def _usable_id(rid) -> bool: return isinstance(rid, (str, int, float, JsonNumber)) and not isinstance(rid, bool)
+
+def _value_end(text: str, i: int) -> int:
+    "Index just past the JSON value starting at `text[i]` (strings and brackets matched lexically); raises `ValueError` when it does not end within `text`."
+    if text[i:i + 1] == '"':
+        m = _STRING.match(text, i)
+        if m: return m.end()
+    elif text[i:i + 1] in ('{', '['):
+        depth = 0
+        for m in _NESTED.finditer(text, i):
+            t = m.group()
+            if t in '{[': depth += 1
+            elif t in '}]': depth -= 1
+            if depth == 0: return m.end()
+    else:
+        m = _SCALAR.match(text, i)
+        if m and m.end() < len(text): return m.end()
+    raise ValueError('value cut off')
+
+def _id_from_head(text: str):
+    "The value of the top-level `id` member among the complete members at the start of a JSON object text (read by `decode_json`); raises `ValueError` when it is not there."
+    def ws(i):
+        while i < len(text) and text[i] in _JSON_WS: i += 1
+        return i
+    i = ws(0)
+    if text[i:i + 1] != '{': raise ValueError('not an object')
+    i += 1
+    while True:
+        i = ws(i)
+        if text[i:i + 1] != '"': raise ValueError('no member')
+        end = _value_end(text, i); key = decode_json(text[i:end])
+        i = ws(end)
+        if text[i:i + 1] != ':': raise ValueError('no colon')
+        i = ws(i + 1); end = _value_end(text, i)
+        if key == 'id': return decode_json(text[i:end])
+        i = ws(end)
+        if text[i:i + 1] != ',': raise ValueError('no id')
+        i += 1
+
+def oversize_request_id(head: bytes, tail: bytes = b'') -> bytes:
+    "The raw JSON id (bytes) of an over-long request line from its first bytes `head` or last bytes `tail`, or `null` when neither shows a top-level string or number id (SPEC §8)."
+    try:
+        rid = _id_from_head(head.decode('utf-8', 'replace').lstrip('\ufeff'))
+        if _usable_id(rid): return _id_bytes(rid)
+    except (ValueError, RecursionError): pass
+    m = _LAST_ID.search(tail.decode('utf-8', 'replace'))
+    if m:
+        try: rid = decode_json(m.group(1))
+        except (ValueError, RecursionError): return _NULL
+        if _usable_id(rid): return _id_bytes(rid)
+    return _NULL
+
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #341b02ee
 def serve(stdin: BinaryIO, stdout: BinaryIO, dispatch: Callable[[str, Any], Any], cap: int | None = None) -> None:
     "Answer newline-delimited JSON-RPC 2.0 from binary `stdin` on binary `stdout` until EOF; lines over `cap` bytes (default `max_inbound_bytes()`) get −32600 `cave_payload_too_large`; raises only on read/write errors (reference §7.1, SPEC §8)."
     cap = max_inbound_bytes() if cap is None else cap
-    too_long = _error(_NULL, INVALID_REQUEST, f'cave_payload_too_large: message exceeds {cap} bytes')
     for line in read_lines(stdin, cap):
         if isinstance(line, LineTooLong):
             _log.warning('inbound cap exceeded', extra={'bytes': line.nbytes, 'cap': cap})
-            reply = too_long
+            reply = _error(oversize_request_id(line.head, line.tail), INVALID_REQUEST, f'cave_payload_too_large: message exceeds {cap} bytes')
         else: reply = handle_message(line, dispatch)
         if reply is not None: write_message(stdout, reply)
 

@@ -123,6 +123,7 @@ Responder.answer, Responder.cancel_all = _answer, _cancel_all
 # %% ../../nbs/53_mcp_server.ipynb #87c6e480
 from concurrent.futures import ThreadPoolExecutor
 from .transport import LineTooLong, LineWriter, read_lines
+from .jsonrpc import INVALID_REQUEST, _error, oversize_request_id
 
 WORKERS_ENV = 'CAVEMAN_MCP_WORKERS'
 DEFAULT_WORKERS = 4
@@ -139,9 +140,9 @@ def _is_control(line: bytes) -> bool:
     "A line answered on the reader thread: at most 64 KiB and not a `tools/call`."
     return len(line) <= CONTROL_MAX_BYTES and _peek(line)[0] != 'tools/call'
 
-def _too_long(cap: int) -> bytes:
-    return json.dumps({'jsonrpc': '2.0', 'id': None, 'error': {'code': -32600, 'message': f'cave_payload_too_large: message exceeds {cap} bytes'}},
-                      separators=(',', ':')).encode()
+def _too_long(cap: int, line: LineTooLong) -> bytes:
+    "The −32600 `cave_payload_too_large` answer to an over-long line, under the id salvaged from its start or end (`null` if none)."
+    return _error(oversize_request_id(line.head, line.tail), INVALID_REQUEST, f'cave_payload_too_large: message exceeds {cap} bytes')
 
 def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Responder, cap: int | None = None, workers: int = DEFAULT_WORKERS,
                 writer: LineWriter | None = None) -> None:
@@ -161,7 +162,7 @@ def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Responder, cap: int
             if writer.error is not None: break
             if isinstance(line, LineTooLong):
                 logging.getLogger('caveman.mcp.jsonrpc').warning('inbound cap exceeded', extra={'bytes': line.nbytes, 'cap': cap})
-                writer.send(_too_long(cap)); continue
+                writer.send(_too_long(cap, line)); continue
             if _is_control(line):
                 reply = session.answer(line)
                 if reply is not None: writer.send(reply)

@@ -8,7 +8,7 @@ __all__ = ['DEFAULT_MAX_INBOUND', 'MAX_INBOUND_ENV', 'LOG_LEVEL_ENV', 'max_inbou
 
 # %% ../../nbs/50_mcp_transport.ipynb #8ccbc555
 import logging, os, re, sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
 DEFAULT_MAX_INBOUND = 16 * 1024 * 1024
@@ -25,11 +25,14 @@ def max_inbound_bytes() -> int:
 # %% ../../nbs/50_mcp_transport.ipynb #41342220
 @dataclass(frozen=True)
 class LineTooLong:
-    "An inbound line over the cap that was drained unread: `nbytes` is its size in bytes including the newline, if any."
+    "An inbound line over the cap that was drained unread: `nbytes` is its size in bytes including the newline, if any; `head` its first 64 KiB, `tail` its last 4 KiB (newline included)."
     nbytes: int
+    head: bytes = field(default=b'', compare=False, repr=False)
+    tail: bytes = field(default=b'', compare=False, repr=False)
 
 _PIECE = 1 << 20          # largest single read while collecting a line
 _DRAIN_PIECE = 64 << 10   # largest single read while draining an over-long one
+_HEAD, _TAIL = 64 << 10, 4 << 10   # what an over-long line keeps of its start and end
 
 def _joined(parts: list, drop_newline: bool) -> bytes:
     if drop_newline: parts[-1] = parts[-1][:-1]
@@ -50,12 +53,14 @@ def read_lines(stream: BinaryIO, cap: int) -> Iterator['bytes | LineTooLong']:
         if n < cap: yield _joined(parts, False); continue      # unterminated last line
         nxt = stream.read(1)
         if not nxt: yield _joined(parts, False); continue      # exactly cap bytes, then EOF
+        head = parts[0][:_HEAD] if len(parts[0]) >= _HEAD else b''.join(parts)[:_HEAD]
+        tail = (parts[-1][-_TAIL:] + nxt)[-_TAIL:]
         del parts, piece                                       # over-long: never keep it
         n += len(nxt)
         while nxt and not nxt.endswith(b'\n'):
             nxt = stream.readline(min(cap, _DRAIN_PIECE))
-            n += len(nxt)
-        yield LineTooLong(n)
+            n += len(nxt); tail = (tail + nxt)[-_TAIL:]
+        yield LineTooLong(n, head, tail)
 
 # %% ../../nbs/50_mcp_transport.ipynb #83b8ad86
 def write_message(out: BinaryIO, data: bytes) -> None:

@@ -1,0 +1,178 @@
+"""Scale: engine time against tiktoken's count, growth, memory and reduction at 100 KB, 1 MB and 16 MB, plus a pathological set.
+
+Targets (issue 12): engine <= 2x the count for every type at 1 MB and 16 MB; no growth exponent above 1.1;
+peak RSS <= 8x the payload at 16 MB; reduction at 16 MB within 10 points of the reduction at 100 KB.
+
+Every payload is built from the shared corpus by repeating whole units of one kind (files, rows, array
+items, YAML documents) until it reaches the size, written to a temporary file, and measured in a FRESH
+process (`python bench_scale.py --one PATH REPS`), so peak RSS is that process's own. In it: one
+`Engine.compress` (fresh SQLite file store) -> peak RSS; then REPS alternating pairs (engine, tiktoken
+`encode_ordinary` of the same text) -> medians. A second fresh process runs caveman's counter alone
+for its peak RSS. Repetitions: 5 pairs at 100 KB, 3 at 1 MB, 1 at 16 MB and in the pathological set
+(to keep the section to a few minutes). `BENCH_SCALE_SIZES=100000,1000000` limits the sizes;
+`BENCH_SCALE_TYPES=log,code_js` the types. A run that exceeds the per-process timeout is reported as such.
+"""
+import json, math, os, re, resource, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SIZES = [100_000, 1_000_000, 16_000_000]
+REPS = {100_000: 5, 1_000_000: 3}
+TIMEOUT = float(os.environ.get('BENCH_SCALE_TIMEOUT', 300))
+
+def _files(kind):
+    from caveman.corpus import corpus_files
+    return corpus_files(kind)
+
+def _repeat(units: list[bytes], size: int, sep: bytes = b'', head: bytes = b'', tail: bytes = b'') -> bytes:
+    "Whole units, cycled, joined by `sep`, until the body reaches `size` bytes."
+    out, n, i = [], len(head) + len(tail), 0
+    while n < size:
+        u = units[i % len(units)]; out.append(u); n += len(u) + len(sep); i += 1
+    return head + sep.join(out) + tail
+
+def _json_items():
+    items = []
+    for f in _files('json'):
+        v = json.loads(f.read_bytes())
+        items += v if isinstance(v, list) else [v]
+    return items
+
+def _lines_of(kind, keep_header=False):
+    return [l for f in _files(kind) for l in f.read_bytes().splitlines(keepends=True)]
+
+def build(kind: str, size: int) -> bytes:
+    "A payload of about `size` bytes of content type `kind`, from the corpus."
+    if kind == 'json_array':   # pretty-printed array of the corpus's JSON objects
+        items = [json.dumps(x, indent=2).encode() for x in _json_items()]
+        return _repeat(items, size, b',\n', b'[\n', b'\n]\n')
+    if kind == 'csv':
+        f = next(p for p in _files('csv') if 'airports' in p.name).read_bytes().splitlines(keepends=True)
+        return _repeat(f[1:], size, head=f[0])
+    if kind == 'yaml':
+        docs = [f.read_bytes().strip(b'\n') + b'\n' for f in _files('yaml') if 'k8s' in f.name or 'gha' in f.name]
+        return _repeat(docs, size, b'---\n')
+    if kind in ('code_py', 'code_js'):   # the corpus holds `cat -n` views: the bare source, repeated
+        src = next(p for p in _files('code') if p.name.endswith(kind[-2:] + '.txt')).read_bytes()
+        return _repeat([re.sub(rb'(?m)^ *\d+\t', b'', src)], size, b'\n')
+    if kind == 'log': return _repeat(_lines_of('log'), size)
+    return _repeat([f.read_bytes() for f in _files(kind)], size, b'\n')   # prose, diff, search, terminal, html
+
+KINDS = ['json_array', 'log', 'csv', 'prose', 'diff', 'yaml', 'search', 'terminal', 'html', 'code_py', 'code_js']
+
+def pathological() -> list[tuple[str, bytes]]:
+    items = _json_items()
+    one_line, i = [], 0
+    n = 0
+    while n < 16 * 2**20:
+        s = json.dumps(items[i % len(items)], separators=(',', ':')); one_line.append(s); n += len(s) + 1; i += 1
+    lines = _lines_of('log')
+    return [('16 MiB run of spaces in a line', b'start: ' + b' ' * 16 * 2**20 + b'end\n'),
+            ('one 16 MiB JSON line', ('[' + ','.join(one_line) + ']').encode()),
+            ('1M-line log (16 B lines)', b''.join(lines[i % len(lines)][:15].rstrip(b'\r\n') + b'\n' for i in range(1_000_000)))]
+
+def _rss_now() -> int:
+    for l in open('/proc/self/status'):
+        if l.startswith('VmRSS:'): return int(l.split()[1]) * 1024
+    return 0
+
+def _peak() -> int:
+    "This process's peak RSS in bytes since the last `_reset_peak()` (VmHWM)."
+    for l in open('/proc/self/status'):
+        if l.startswith('VmHWM:'): return int(l.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+def _reset_peak():
+    "Start the peak afresh at the current RSS (Linux: `5` to clear_refs), so loading the vocabulary does not hide the call's own peak."
+    try:
+        with open('/proc/self/clear_refs', 'w') as f: f.write('5')
+    except OSError: pass
+
+def one(path: str, reps: int, mode: str) -> dict:
+    "Measured in this (fresh) process: see the module docstring."
+    from caveman import ccr
+    from caveman.engine import Engine
+    from caveman.tokens import default_counter, o200k_encoding
+    enc = o200k_encoding(); counter = default_counter()
+    data = Path(path).read_bytes(); counter.count('warm up')
+    rss0 = _rss_now(); _reset_peak()
+    if mode == 'count':
+        t = time.perf_counter(); counter.count(data.decode('utf-8', 'replace'))
+        return {'count_s': time.perf_counter() - t, 'peak': _peak(), 'rss0': rss0}
+    tmp = tempfile.mkdtemp()
+    stores = iter(ccr.open_store(os.path.join(tmp, f'{i}.db')) for i in range(reps + 1))
+    c0, t = time.process_time(), time.perf_counter(); r = Engine(next(stores), counter=counter).compress(data)
+    first = (time.perf_counter() - t, time.process_time() - c0)   # the only engine run when reps == 1; else a warm-up
+    peak = _peak()
+    text = data.decode('utf-8', 'replace')
+    eng, cnt = [], []
+    for i in range(reps):
+        if reps > 1:
+            c0, t0 = time.process_time(), time.perf_counter(); Engine(next(stores), counter=counter).compress(data)
+            eng.append((time.perf_counter() - t0, time.process_time() - c0))
+        else: eng.append(first)
+        c0, t0 = time.process_time(), time.perf_counter()
+        try: enc.encode_ordinary(text)
+        except Exception: raise
+        except BaseException: cnt = None; continue   # tiktoken's own count panics (a long whitespace run): no ratio
+        if cnt is not None: cnt.append((time.perf_counter() - t0, time.process_time() - c0))
+    med = lambda xs, j: statistics.median(x[j] for x in xs) if xs else None
+    return {'type': r.content_type, 'before': r.tokens_before, 'after': r.tokens_after, 'peak': peak, 'rss0': rss0,
+            'engine_s': med(eng, 0), 'count_s': med(cnt, 0), 'engine_cpu': med(eng, 1), 'count_cpu': med(cnt, 1)}
+
+def measure(payload: bytes, reps: int, tmp: str) -> dict:
+    p = os.path.join(tmp, 'payload'); Path(p).write_bytes(payload)
+    out = {}
+    for mode in ('engine', 'count'):
+        try:
+            cp = subprocess.run([sys.executable, __file__, '--one', p, str(reps), mode], capture_output=True, text=True,
+                                timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+            res = json.loads(cp.stdout.strip().splitlines()[-1]) if cp.returncode == 0 else {'error': cp.stderr.strip().splitlines()[-1:]}
+        except subprocess.TimeoutExpired: res = {'timeout': TIMEOUT}
+        out[mode] = res
+    out['bytes'] = len(payload)
+    return out
+
+def _fmt(m: dict) -> list[str]:
+    e, c, n = m['engine'], m['count'], m['bytes']
+    if 'timeout' in e: return [f'> {TIMEOUT:.0f} s (timeout)', '', '', '', '', '']
+    if 'error' in e: return [f'error {e["error"]}', '', '', '', '', '']
+    red = 1 - e['after'] / e['before'] if e['before'] else 0
+    cpk = f'{(c["peak"] - c["rss0"]) / n:.1f}' if 'peak' in c else 'timeout'
+    ratio = (f'{e["engine_s"] / e["count_s"]:.2f}x ({e["engine_cpu"] / e["count_cpu"]:.2f}x CPU)' if e['count_s'] else 'tiktoken panics')
+    return [e['type'], f'{e["engine_s"]:.2f} / ' + (f'{e["count_s"]:.2f}' if e['count_s'] else '-'), ratio,
+            f'{e["peak"] / n:.1f} ({(e["peak"] - e["rss0"]) / n:.1f})', cpk, f'{red:.1%}']
+
+def run() -> str:
+    sizes = [int(s) for s in os.environ.get('BENCH_SCALE_SIZES', ','.join(map(str, SIZES))).split(',')]
+    kinds = [k for k in os.environ.get('BENCH_SCALE_TYPES', ','.join(KINDS)).split(',') if k]
+    md = ['## Scale: 100 KB, 1 MB, 16 MB and pathological payloads', '',
+          'Fresh process per row. engine / count: `Engine.compress` (fresh file store) and tiktoken `encode_ordinary` of the same text, '
+          f'medians of alternating pairs ({", ".join(f"{REPS.get(s, 1)} at {s:,} B" for s in sizes)}; 1 in the pathological set). '
+          'Peak RSS / payload: the whole fresh process after one compress (in brackets: above its RSS before the call); '
+          '"count RSS" caveman\'s counter alone, above the RSS before the call. Exponent: growth of engine time from the smallest to the largest size.', '',
+          '| payload | bytes | detected | engine / count (s) | ratio | peak RSS / payload | count RSS / payload | reduction |',
+          '|---|---:|---|---:|---:|---:|---:|---:|']
+    growth = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in kinds:
+            got = {}
+            for s in sizes:
+                payload = build(kind, s)
+                got[s] = m = measure(payload, REPS.get(s, 1), tmp)
+                md.append(f'| {kind} | {m["bytes"]:,} | ' + ' | '.join(_fmt(m)) + ' |')
+                print(md[-1], file=sys.stderr, flush=True)
+            a, b = got[sizes[0]], got[sizes[-1]]
+            if len(sizes) > 1 and 'engine_s' in a['engine'] and 'engine_s' in b['engine']:
+                growth.append(f'{kind} {math.log(b["engine"]["engine_s"] / a["engine"]["engine_s"]) / math.log(b["bytes"] / a["bytes"]):.2f}')
+        if os.environ.get('BENCH_SCALE_PATHOLOGICAL', '1') == '1':
+            for name, payload in pathological():
+                m = measure(payload, 1, tmp)
+                md.append(f'| {name} | {m["bytes"]:,} | ' + ' | '.join(_fmt(m)) + ' |')
+                print(md[-1], file=sys.stderr, flush=True)
+    md += ['', 'Growth exponents (engine time, smallest to largest size): ' + (', '.join(growth) or 'n/a') + '.']
+    return '\n'.join(md)
+
+if __name__ == '__main__':
+    if sys.argv[1:2] == ['--one']: print(json.dumps(one(sys.argv[2], int(sys.argv[3]), sys.argv[4])))
+    else: print(run())
