@@ -82,6 +82,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                              'caveman.ccr.open_store': ('ccr.html#open_store', 'caveman/ccr.py'),
                              'caveman.ccr.prepare_store_path': ('ccr.html#prepare_store_path', 'caveman/ccr.py'),
                              'caveman.ccr.ratio': ('ccr.html#ratio', 'caveman/ccr.py'),
+                             'caveman.ccr.resolve_budget': ('ccr.html#resolve_budget', 'caveman/ccr.py'),
                              'caveman.ccr.retry_on_busy': ('ccr.html#retry_on_busy', 'caveman/ccr.py'),
                              'caveman.ccr.rfc3339_nano': ('ccr.html#rfc3339_nano', 'caveman/ccr.py'),
                              'caveman.ccr.schema_version': ('ccr.html#schema_version', 'caveman/ccr.py'),

@@ -9,8 +9,9 @@ __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_P
            'StoreError', 'NotFound', 'BudgetExceeded', 'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject',
            'make_private_dirs', 'default_path', 'budget_from_env', 'check_store_dir', 'secure_file',
            'prepare_store_path', 'is_busy', 'retry_on_busy', 'rfc3339_nano', 'write_transaction', 'schema_version',
-           'migrate', 'apply_page_caps', 'Store', 'open_store', 'is_server_url', 'store_target', 'content_hash_for',
-           'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary', 'normalize_handle']
+           'migrate', 'apply_page_caps', 'Store', 'resolve_budget', 'open_store', 'is_server_url', 'store_target',
+           'content_hash_for', 'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary',
+           'normalize_handle']
 
 # %% ../nbs/02_ccr.ipynb #7b9fbcb8
 import errno, hashlib, json, logging, os, re, sqlite3, stat, threading, time
@@ -467,13 +468,8 @@ def _open_ro(path: str | None) -> tuple:
     except sqlite3.Error as e: raise StoreError(f'open recovery store {canonical} read-only: {e}') from e
     return conn, canonical, _ident(seen)
 
-def open_store(path: str | None = None, *, max_bytes: int | None = None, create_dirs: bool = True, mode: str = 'rw') -> Store:
-    "Open the recovery store at `path` (`None`: `default_path()`; `':memory:'`: ephemeral) with a budget of `max_bytes` bytes (default `budget_from_env()`); `mode` `rw` (create, raise if not writable), `ro` (read only) or `auto` (rw, else ro, else retry on use); reference §4.4–4.5. Raises `StoreError` / `UnsafePath`."
-    if mode not in ('rw', 'ro', 'auto'): raise ValueError(f'mode must be rw, ro or auto, got {mode!r}')
-    path = store_target(path)
-    if is_server_url(path):   # a team's shared database (02b_ccr_postgres): loaded only when asked for
-        from caveman import ccr_postgres
-        return ccr_postgres.open_pg_store(path, max_bytes=max_bytes, mode=mode)
+def resolve_budget(max_bytes: int | None, mode: str) -> tuple[int, str]:
+    "`(budget in bytes, error)` for a store opened in `mode`: `max_bytes`, else `$CAVEMAN_CCR_MAX_BYTES`; a bad setting raises `StoreError` in mode `rw` and is returned as the error (budget 0, so the store only reads) in `ro`/`auto`; a budget below the minimum raises `StoreError`."
     budget_error = ''
     if max_bytes is None:
         try: max_bytes = budget_from_env()
@@ -482,6 +478,16 @@ def open_store(path: str | None = None, *, max_bytes: int | None = None, create_
             budget_error, max_bytes = str(e), 0
     if not budget_error and max_bytes < MIN_STORAGE_PAGES * 512:
         raise StoreError(f'recovery store budget {max_bytes} bytes is below the minimum {MIN_STORAGE_PAGES * 512}')
+    return max_bytes, budget_error
+
+def open_store(path: str | None = None, *, max_bytes: int | None = None, create_dirs: bool = True, mode: str = 'rw') -> Store:
+    "Open the recovery store at `path` (`None`: `default_path()`; `':memory:'`: ephemeral) with a budget of `max_bytes` bytes (default `budget_from_env()`); `mode` `rw` (create, raise if not writable), `ro` (read only) or `auto` (rw, else ro, else retry on use); reference §4.4–4.5. Raises `StoreError` / `UnsafePath`."
+    if mode not in ('rw', 'ro', 'auto'): raise ValueError(f'mode must be rw, ro or auto, got {mode!r}')
+    path = store_target(path)
+    if is_server_url(path):   # a team's shared database (02b_ccr_postgres): loaded only when asked for
+        from caveman import ccr_postgres
+        return ccr_postgres.open_pg_store(path, max_bytes=max_bytes, mode=mode)
+    max_bytes, budget_error = resolve_budget(max_bytes, mode)
     store = Store(path, max_bytes, create_dirs, mode, budget_error)
     if mode != 'auto': store._open(writable=mode == 'rw'); return store
     try: store._open(writable=True)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit, unquote, parse_qsl
 from . import ccr
 from .ccr import (BudgetExceeded, InvalidObject, NotFound, ObjectCollision, OBJECT_PREFIX, ReadOnly, StoreError,
                          TypedObject, CURRENTNESS, LIFECYCLES, budget_from_env, empty_summary, handle_for, new_object,
-                         ratio, rfc3339_nano, MIN_STORAGE_PAGES)
+                         ratio, resolve_budget, rfc3339_nano, MIN_STORAGE_PAGES)
 
 _log = logging.getLogger('caveman.ccr')
 is_pg_url = ccr.is_server_url   # one rule for what names a database store, kept in ccr
@@ -356,14 +356,7 @@ def open_pg_store(url: str, *, max_bytes: int | None = None, mode: str = 'rw') -
     if not is_pg_url(url): raise StoreError(f'not a PostgreSQL URL: {redact_url(str(url))}')
     try: import psycopg  # noqa: F401
     except ImportError: raise StoreError('a postgresql:// recovery store needs psycopg: pip install "caveman-context[postgres]"') from None
-    budget_error = ''
-    if max_bytes is None:
-        try: max_bytes = budget_from_env()
-        except StoreError as e:
-            if mode == 'rw': raise
-            budget_error, max_bytes = str(e), 0
-    if not budget_error and max_bytes < MIN_STORAGE_PAGES * 512:
-        raise StoreError(f'recovery store budget {max_bytes} bytes is below the minimum {MIN_STORAGE_PAGES * 512}')
+    max_bytes, budget_error = resolve_budget(max_bytes, mode)
     store = PgStore(url, max_bytes, mode, budget_error)
     try: store._run('open', lambda conn: None)
     except StoreError as e:
