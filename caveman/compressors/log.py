@@ -95,7 +95,7 @@ def compress_log(body: bytes, query: str = '') -> bytes | None:
         keep[a] = keep[b - 1] = True
         units[a:b] = [template] * (b - a)
     if query: keep = query_fill(lines, keep, query, QUERY_LIMIT)
-    keep = keep_non_redundant(units, keep)
+    keep = keep_non_redundant(units, keep, keep_past_cap=False)     # past the cap: markers (issue 12 item 7)
     crlf = crlf_majority(body)
     out, elided = elide_runs(lines, keep, 'lines', log_fields, crlf, signals)
     if not elided: return None
