@@ -6,13 +6,14 @@
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
            'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'RULES', 'FileWrapper',
-           'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Table', 'parse_table', 'yaml_lines',
-           'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks',
-           'path_lines', 'detect']
+           'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table',
+           'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table',
+           'fixed_blocks', 'path_lines', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
 from collections import Counter as _Tally
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -199,11 +200,41 @@ def rewrap(body: bytes, layers: list[Layer]) -> bytes:
     for layer in reversed(layers): body = layer.wrap(body)
     return body
 
-# %% ../nbs/03_detect.ipynb #c009f557
+# %% ../nbs/03_detect.ipynb #898e884a
+_UNIT = '\x1f'
+
+class Rows(Sequence):
+    "The records of a table, each packed as one str: `rows[i]` is its list of cells (str), a slice is `Rows` again."
+    def __init__(self, packed: list, sep: str | None):
+        self.packed, self.sep = packed, sep              # sep None: `packed` holds the cell lists themselves
+    def __len__(self) -> int: return len(self.packed)
+    def __getitem__(self, i):
+        if isinstance(i, slice): return Rows(self.packed[i], self.sep)
+        r = self.packed[i]
+        return r if self.sep is None else r.split(self.sep)
+    def __iter__(self):
+        if self.sep is None: return iter(self.packed)
+        sep = self.sep
+        return (r.split(sep) for r in self.packed)
+    def widths(self) -> set[int]:
+        "The distinct numbers of cells per record, without splitting them."
+        if self.sep is None: return set(map(len, self.packed))
+        return {r.count(self.sep) + 1 for r in self.packed}
+    def __eq__(self, other) -> bool: return list(self) == list(other)
+    def __add__(self, other) -> list: return list(self) + list(other)
+    def __repr__(self) -> str: return f'Rows({list(self)!r})'
+
+def _pack(rows, sep: str = _UNIT) -> Rows:
+    "`Rows` of an iterable of cell lists, packed with `sep` unless some cell holds it."
+    rows = list(rows) if not isinstance(rows, list) else rows
+    if any(sep in c for r in rows for c in r): return Rows(rows, None)
+    return Rows([sep.join(r) for r in rows], sep)
+
+# %% ../nbs/03_detect.ipynb #c8e1409d
 @dataclass
 class Table:
-    "A strictly parsed table (reference §3.7): `rows` = header row(s) then records, all one width; `delimiter` ',', '\\t' or '|' (markdown)."
-    rows: list[list[str]]
+    "A strictly parsed table (reference §3.7): `rows` = header row(s) then records, all one width (`Rows`, packed); `delimiter` ',', '\\t' or '|' (markdown)."
+    rows: Rows
     header_rows: int
     delimiter: str
     markdown: bool
@@ -211,9 +242,9 @@ class Table:
     trailing_newline: bool
 
     @property
-    def header(self) -> list[list[str]]: return self.rows[:self.header_rows]
+    def header(self) -> list[list[str]]: return list(self.rows[:self.header_rows])
     @property
-    def records(self) -> list[list[str]]: return self.rows[self.header_rows:]
+    def records(self) -> Rows: return self.rows[self.header_rows:]
 
 _MD_SEPARATOR_CELL = re.compile(r':?-{3,}:?')
 
@@ -248,32 +279,41 @@ def _read_fields(text: str, d: str) -> list[list[str]]:
             if not end: break
     return rows
 
-def _read_delimited(text: str, d: str) -> list[list[str]] | None:
-    "Records of delimited `text` with Go `encoding/csv` semantics (see the table above), or None on a quote error."
+_LINE = re.compile(r'[^\n]*\n|[^\n]+\Z')
+
+def _read_delimited(text: str, d: str) -> Rows | None:
+    "Records of delimited `text` with Go `encoding/csv` semantics (see the table above), packed, or None on a quote error."
     text = text.replace('\r\n', '\n')
     if text.endswith('\r'): text = text[:-1]
-    if '"' not in text: return [line.split(d) for line in text.split('\n') if line]
+    if '"' not in text: return Rows([line for line in text.split('\n') if line], d)     # each line is its record
     if not _csv_patterns(d)[0].fullmatch(text): return None
     if '\r' not in text:
-        try: return [r for r in csv.reader(io.StringIO(text, newline=''), delimiter=d, strict=True) if r]
+        lines = (m.group() for m in _LINE.finditer(text))           # one line at a time (a StringIO copy costs 4 bytes a character)
+        try:
+            if _UNIT not in text: return Rows([_UNIT.join(r) for r in csv.reader(lines, delimiter=d, strict=True) if r], _UNIT)
+            return _pack([r for r in csv.reader(lines, delimiter=d, strict=True) if r])
         except csv.Error: pass
-    return _read_fields(text, d)
+    return _pack(_read_fields(text, d))
 
+_NONBLANK = re.compile(r'\S')
+
+@lru_cache(maxsize=1)                                         # detection and the tabular compressor ask about one payload
 def parse_table(data: bytes) -> Table | None:
     "Parse `data` as a markdown table or CSV/TSV (reference §3.7), or None: invalid UTF-8, blank, ragged, < 2 records, < 2 or > 128 fields, bad quoting."
     try: text = data.decode('utf-8')
     except UnicodeDecodeError: return None
-    s = text.strip()
-    if not s: return None
-    if s[0] == '|' and (rows := _markdown_rows(text)):
-        return Table(rows, 2, '|', True, crlf_majority(data), data.endswith(b'\n'))
-    i = len(text) - len(text.lstrip())                  # the first non-blank line, as written
-    first = text[text.rfind('\n', 0, i) + 1:].split('\n', 1)[0]
+    i = next((m.start() for m in _NONBLANK.finditer(text)), -1)   # no whole-text copies (`strip`, `split`) on the way
+    if i < 0: return None
+    if text[i] == '|' and (rows := _markdown_rows(text)):
+        return Table(Rows(rows, None), 2, '|', True, crlf_majority(data), data.endswith(b'\n'))
+    start = text.rfind('\n', 0, i) + 1                  # the first non-blank line, as written
+    end = text.find('\n', i)
+    first = text[start:end if end >= 0 else len(text)]
     tabs, commas = first.count('\t'), first.count(',')
     d = '\t' if tabs >= 1 and tabs > commas else ','
     if d not in first: return None
     rows = _read_delimited(text, d)
-    if not rows or len(rows) < 2 or not 2 <= len(rows[0]) <= 128 or len(set(map(len, rows))) != 1: return None
+    if not rows or len(rows) < 2 or not 2 <= len(rows[0]) <= 128 or len(rows.widths()) != 1: return None
     return Table(rows, 1, d, False, crlf_majority(data), data.endswith(b'\n'))
 
 # %% ../nbs/03_detect.ipynb #f04198c7
