@@ -601,6 +601,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect._fixed_table': ('detect.html#_fixed_table', 'caveman/detect.py'),
                                 'caveman.detect._gap_runs': ('detect.html#_gap_runs', 'caveman/detect.py'),
                                 'caveman.detect._has': ('detect.html#_has', 'caveman/detect.py'),
+                                'caveman.detect._head_lines': ('detect.html#_head_lines', 'caveman/detect.py'),
                                 'caveman.detect._header_like': ('detect.html#_header_like', 'caveman/detect.py'),
                                 'caveman.detect._heading_hits': ('detect.html#_heading_hits', 'caveman/detect.py'),
                                 'caveman.detect._is_binary': ('detect.html#_is_binary', 'caveman/detect.py'),

@@ -337,17 +337,14 @@ _TOML_VALUE = re.compile(rb'''(?:["'\[{]|(?:true|false|[+-]?(?:inf|nan)|[+-]?\d[
                          rb'''|0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?'''
                          rb'''(?:Z|[+-]\d\d:\d\d)?)?|\d\d:\d\d:\d\d(?:\.\d+)?)[ \t]*(?:#|\r?$))''')
 
+# %% ../nbs/03_detect.ipynb #1de08329
 def yaml_lines(text: str):
     "`(body, line_of)`: the text a YAML parser should read (`text` without a leading BOM, which libyaml does not count) and a function from a character offset in it (a parser mark's `.index`) to the 0-based line of `text.split('\\n')` holding it, whatever other line breaks (lone CR, NEL, LS, PS) the parser counted."
     body = text[1:] if text.startswith('\ufeff') else text
     starts = list(itertools.accumulate((len(l) + 1 for l in body.split('\n')[:-1]), initial=0))
     return body, lambda i: bisect.bisect_right(starts, i) - 1
 
-def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | None:
-    "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line unless it keeps them, `|+`), from the parser's events; None when `text` does not parse, or with `unique_keys` when a mapping repeats a scalar key (YAML forbids it; stack traces and logs that happen to parse do it all the time)."
-    found = _yaml_extents(text)
-    return None if found is None or (unique_keys and found[1]) else found[0]
-
+# %% ../nbs/03_detect.ipynb #92d3eb1e
 @lru_cache(maxsize=2)                                                   # detection and the config compressor ask about one text
 def _yaml_extents(text: str) -> tuple[list[tuple[int, int]], bool] | None:
     "`(spans, a mapping repeats a key)` for `yaml_spans`, in one pass of the parser; None when `text` does not parse."
@@ -383,6 +380,13 @@ def _yaml_extents(text: str) -> tuple[list[tuple[int, int]], bool] | None:
     except Exception: return None
     return out, repeated
 
+# %% ../nbs/03_detect.ipynb #f5233944
+def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | None:
+    "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line unless it keeps them, `|+`), from the parser's events; None when `text` does not parse, or with `unique_keys` when a mapping repeats a scalar key (YAML forbids it; stack traces and logs that happen to parse do it all the time)."
+    found = _yaml_extents(text)
+    return None if found is None or (unique_keys and found[1]) else found[0]
+
+# %% ../nbs/03_detect.ipynb #23df7139
 def _line_spans(data: bytes, numbers) -> list[tuple[int, int]]:
     "Spans of `b'\\n' + data + b'\\n'` (as `_LineCounts.without` takes them) covering the lines numbered `numbers` (0-based)."
     ends = [m.start() for m in re.finditer(b'\n', data)] + [len(data)]
@@ -393,11 +397,13 @@ def _line_spans(data: bytes, numbers) -> list[tuple[int, int]]:
         else: spans.append((a, b))
     return spans
 
+# %% ../nbs/03_detect.ipynb #ec327926
 @lru_cache(maxsize=None)
 def _block_body(indent: int) -> re.Pattern:
     "The lines after a block-scalar header that belong to it: blank, or indented more than `indent` spaces."
     return re.compile(rb'(?:\n(?:[ \t\r]*(?=\n)|[ ]{%d}[^\n]*))*' % (indent + 1))
 
+# %% ../nbs/03_detect.ipynb #a1b4c62a
 def _block_bodies(framed: bytes) -> list[tuple[int, int]]:
     "Spans of `framed` holding block-scalar bodies: the lines after `key: |` or `- |` indented deeper than that key or dash."
     spans, done = [], 0
@@ -410,6 +416,7 @@ def _block_bodies(framed: bytes) -> list[tuple[int, int]]:
         if done > m.end(): spans.append((m.end(), done))
     return spans
 
+# %% ../nbs/03_detect.ipynb #e275f016
 class _LineCounts:
     "Lazily counted line classes of `framed`, leaving out the lines inside `spans`."
     def __init__(self, framed: bytes, spans=(), totals=None):
@@ -428,6 +435,7 @@ class _LineCounts:
         p = self['significant'] - self['section'] - self['key']
         return p if upper else p - self['assign'] - (self['dash'] - self['dash_key']) - self['docmark']
 
+# %% ../nbs/03_detect.ipynb #a42a9556
 def yaml_parses(data: bytes) -> bool:
     "True when `data` (bytes) is a syntactically valid stream of YAML documents: libyaml's event parser accepts it (else PyYAML's Python parser); no objects are built."
     try:
@@ -442,6 +450,7 @@ def yaml_parses(data: bytes) -> bool:
     except yaml.YAMLError: return False
     return True
 
+# %% ../nbs/03_detect.ipynb #99c66bca
 def config_parses(kind: str, text: str) -> bool | None:
     "Whether `text` (str) parses as `kind` ('yaml', 'toml', 'ini') with PyYAML's event parser, `tomllib` or `configparser`; None when there is no parser to ask (`tomllib` needs Python 3.11)."
     if kind == 'yaml': return yaml_parses(text.encode('utf-8'))
@@ -456,6 +465,13 @@ def config_parses(kind: str, text: str) -> bool | None:
     except Exception: return False
     return True
 
+# %% ../nbs/03_detect.ipynb #cb846da8
+def _yaml_shaped(c: _LineCounts) -> bool:
+    "At least 6 keys, keys at least half of the significant lines, prose at most a quarter (reference §3.9)."
+    sig = c['significant']
+    return c['key'] >= 6 and c['key'] * 2 >= sig and not (c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig)
+
+# %% ../nbs/03_detect.ipynb #ff193f71
 _INI_CONTINUATION = re.compile(rb'[ \t]+[^ \t\r\n#;][^\n]*')        # an indented line: the rest of the value above
 
 def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
@@ -470,19 +486,16 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
             ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
             return 'ini' if ini else 'toml'
         if config_parses('toml', text): return 'toml'
-        inner = _line_spans(data, (i for i, l in enumerate(data.split(b'\n')) if _INI_CONTINUATION.fullmatch(l)))
-        if c.without(inner).prose() == 0 and config_parses('ini', text): return 'ini'
+        if config_parses('ini', text):                                  # the parser first: it rejects most texts at their first line
+            inner = _line_spans(data, (i for i, l in enumerate(data.split(b'\n')) if _INI_CONTINUATION.fullmatch(l)))
+            if c.without(inner).prose() == 0: return 'ini'
     if c['key'] < 6: return None
     if not block_scalars and _KEY_BLOCK.search(framed): return None
     if block_scalars and (_KEY_BLOCK.search(framed) or _ITEM_BLOCK.search(framed)): c = c.without(_block_bodies(framed))
     if _yaml_shaped(c): return 'yaml' if yaml_parses(data) else None
-    if not block_scalars or (spans := yaml_spans(text, unique_keys=True)) is None: return None
+    if not block_scalars or not yaml_parses(data): return None          # libyaml's syntax check rejects prose at once; the events cost more
+    if (spans := yaml_spans(text, unique_keys=True)) is None: return None
     return 'yaml' if _yaml_shaped(_LineCounts(framed).without(_line_spans(data, (i for a, b in spans for i in range(a + 1, b + 1))))) else None
-
-def _yaml_shaped(c: _LineCounts) -> bool:
-    "At least 6 keys, keys at least half of the significant lines, prose at most a quarter (reference §3.9)."
-    sig = c['significant']
-    return c['key'] >= 6 and c['key'] * 2 >= sig and not (c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig)
 
 # %% ../nbs/03_detect.ipynb #dc1449c2
 @dataclass
@@ -601,14 +614,24 @@ def _table_share(lines: list[str]) -> tuple[int, int, bool]:
         covered += sum(1 for k, l in enumerate(block) if k in rows or _LS_ENTRY.match(l) or _is_dir_heading(l) or _LS_TOTAL.match(l))
     return covered, nonblank, any_table
 
+def _head_lines(body: bytes, n: int) -> list[str] | None:
+    "The first `n` lines of `body` (all when fewer) as str, decoding only them; None when they are not UTF-8."
+    end = -1
+    for _ in range(n):
+        end = body.find(b'\n', end + 1)
+        if end < 0: break
+    try: return (body if end < 0 else body[:end]).decode('utf-8').split('\n')
+    except UnicodeDecodeError: return None
+
 def _is_table(body: bytes) -> bool:
     if body.count(b'  ') < 3: return False                                   # no padding, no columns
+    head = _head_lines(body, 80)                                             # most texts fail on their first lines: decide there
+    if head is None: return False
+    covered, nonblank, found = _table_share(head)
+    if not found or covered * 5 < nonblank * 3: return False
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return False
     lines = text.split('\n')
-    head = lines[:80]
-    covered, nonblank, found = _table_share(head)
-    if not found or covered * 5 < nonblank * 3: return False
     if len(lines) > len(head): covered, nonblank, found = _table_share(lines)
     return found and nonblank >= MIN_FIXED_RECORDS + 1 and covered * 5 >= nonblank * 3
 
@@ -627,11 +650,12 @@ def path_lines(lines: list[str]) -> bool:
 
 def _is_listing(body: bytes) -> bool:
     if body.count(b'/') < MIN_LISTING_PATHS: return False
+    head = _head_lines(body, 64)                                             # most texts fail on their first lines
+    if head is None: return False
+    if body.count(b'\n') >= 64 and not path_lines(head): return False
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return False
-    lines = text.split('\n')
-    if len(lines) > 64 and not path_lines(lines[:64]): return False          # most texts fail on their first lines
-    return path_lines(lines)
+    return path_lines(text.split('\n'))
 
 # %% ../nbs/03_detect.ipynb #e2d60dd6
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13, 27)) + b'\x7f'
