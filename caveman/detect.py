@@ -859,13 +859,19 @@ _KEYWORD_START = re.compile(rb'[ \t]*(?:def|class|import|from|return|if|elif|els
 _COMMENT_START = (b'#', b'//', b'/*', b'*')
 
 def _mostly_statements(t: bytes) -> bool:
-    "At least a quarter of the non-blank, non-comment lines of `t` are statement-like (a keyword opening or `_statement_like`)."
+    "At least a quarter of the non-blank, non-comment lines of `t` are statement-like (a keyword opening or `_statement_like`); stops as soon as the lines left cannot change the answer."
     lines = statements = 0
-    for line in t.split(b'\n'):
-        s = line.lstrip(b' \t')
-        if not s.rstrip(_WS) or s.startswith(_COMMENT_START): continue
-        lines += 1
-        if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
+    left, pos = t.count(b'\n') + 1, 0                        # physical lines not yet read: a bound on what can still count
+    while pos <= len(t):
+        end = t.find(b'\n', pos)
+        if end < 0: end = len(t)
+        s = t[pos:end].lstrip(b' \t'); pos = end + 1; left -= 1
+        if s.rstrip(_WS) and not s.startswith(_COMMENT_START):
+            lines += 1
+            if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
+        if not left & 1023:                                  # now and then: is the answer settled whatever follows?
+            if statements * 4 >= lines + left: return True
+            if (statements + left) * 4 < lines + left: return False
     return statements * 4 >= lines
 
 def _is_code(body: bytes) -> bool:
