@@ -460,7 +460,8 @@ def config_parses(kind: str, text: str) -> bool | None:
             tomllib.loads(text)
         else:
             import configparser
-            configparser.ConfigParser(interpolation=None, strict=False).read_string(text)
+            lines = (m.group() for m in _LINE.finditer(text))      # what `read_string` reads, without its 4-bytes-a-character copy
+            configparser.ConfigParser(interpolation=None, strict=False).read_file(lines)
     except ImportError: return None
     except Exception: return False
     return True
