@@ -93,6 +93,7 @@ RULES = {   # rule -> the patch that switches it off
     'Markdown decoration and whitespace': dict(tidy_lines=lambda text: [(l, False) for l in text.replace('\r\n', '\n').split('\n') if l.strip()]),
     'Args items that restate the schema': dict(restates_schema=lambda item, params: False),
     'example literals whose keys the schema names': dict(strip_schema_examples=lambda text, names: text),
+    'property prose that restates its schema (optional, default, enum)': dict(drop_schema_restatements=lambda text, schema, optional=None: text),
     'boilerplate repeated across a server\'s tools (not done: each tool must keep its own facts)': {},
 }
 

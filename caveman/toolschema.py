@@ -7,9 +7,9 @@ __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'W
            'VERBATIM_KEYWORDS', 'NAME_MAPS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'COMPRESSOR', 'ANNOTATION_KEYWORDS',
            'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_typed',
            'dumps_compact', 'extract_tools', 'selection_profile', 'example_spans', 'is_fact', 'split_sentences',
-           'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples', 'reduce_description',
-           'same_under_default_dialect', 'property_names', 'compress_schema', 'compress_envelope', 'compress_document',
-           'compress_toolschema', 'strip_annotations']
+           'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples', 'drop_schema_restatements',
+           'reduce_description', 'same_under_default_dialect', 'property_names', 'compress_schema', 'compress_envelope',
+           'compress_document', 'compress_toolschema', 'strip_annotations']
 
 # %% ../nbs/40_toolschema.ipynb #c97d905a
 import json, re
@@ -309,6 +309,56 @@ def strip_schema_examples(text: str, names) -> str:
             text = text[:lead].rstrip(' ,，:：') + text[b:]
     return text
 
+# %% ../nbs/40_toolschema.ipynb #ebbc184f
+_LIT = r"""'[^'\n]{0,60}'|"[^"\n]{0,60}"|`[^`\n]{0,60}`|[\w#+-]+(?:\.\d+)?"""
+_LIST = rf"(?:{_LIT})(?:\s*,\s*(?:{_LIT}))*(?:\s*,?\s*(?:or|and)\s+(?:{_LIT}))?"
+_CLAUSE = regex.compile(rf"""
+    (?P<optional>optional) | (?P<required>required)
+  | (?:the\s+)?default(?:s|\s+value)?(?:\s+(?:is|to|value\s+is))?\s*[:=]?\s*(?P<default>{_LIT})
+  | (?:(?:it\s+)?(?:can|must)\s+be|either|one\s+of\s*:?|(?:possible|allowed|valid)\s+values(?:\s+are)?\s*:?)\s+(?P<enum>{_LIST})""", regex.I | regex.X)
+_SPOTS = [regex.compile(p, regex.I | regex.X) for p in (
+    r"\s*\((?P<paren>[^()\n]{1,200})\)(?=\s*(?:[.;,:]|$))",           # a parenthetical at a clause end: (optional), (default: 1)
+    r"\s*[,;]\s*(?P<tail>[^;.()\n]{1,200}?)(?=\s*(?:[.;]\s|[.;]?$))",  # a trailing clause: …, default is 600.
+    r"(?:^|(?<=[.!?]\s))(?P<sentence>[^.!?\n]{1,200}?)[.](?:\s+|$)",     # a whole sentence: Defaults to "info".
+    r"^(?P<prefix>optional|required)\s*[:：.-]\s+")]                     # a prefix: Optional: source branch …
+
+def _unquote(lit: str) -> str: return lit[1:-1] if len(lit) > 1 and lit[0] == lit[-1] and lit[0] in '\'"`' else lit
+
+def _same_value(lit: str, value) -> bool:
+    "Whether a prose literal names exactly the JSON `value`."
+    if isinstance(value, bool): return lit.lower() == str(value).lower()
+    if value is None: return lit.lower() in ('null', 'none')
+    if isinstance(value, str): return _unquote(lit) == value
+    if isinstance(value, (int, float)):
+        try: return float(lit) == float(value)
+        except ValueError: return False
+    return False
+
+def _says_schema(part: str, schema: dict, optional) -> bool:
+    "Whether one clause says only what `schema` (a property's schema) states: optional/required, its default, its enum."
+    m = _CLAUSE.fullmatch(part.strip())
+    if not m: return False
+    if m['optional']: return optional is True
+    if m['required']: return optional is False
+    if m['default'] is not None: return 'default' in schema and _same_value(m['default'], schema['default'])
+    enum = schema.get('enum')
+    if not isinstance(enum, list) or not enum or not all(isinstance(v, str) for v in enum): return False
+    lits = [_unquote(l) for l in regex.findall(_LIT, regex.sub(r'\s*,?\s*\b(?:or|and)\s+', ', ', m['enum'], flags=regex.I))]
+    return sorted(lits) == sorted(enum)
+
+def drop_schema_restatements(text: str, schema: dict, optional: bool | None = None) -> str:
+    "`text` (a property's description) without the clauses that only restate its `schema`: *optional* / *required* as `optional` (True/False; None: unknown) says, *default is X* where `default` is X, *can be a, b or c* where `enum` is exactly those. Idempotent."
+    if not isinstance(schema, dict): return text
+    while True:
+        for spot in _SPOTS:
+            m = next((m for m in spot.finditer(text, overlapped=True)
+                      if all(_says_schema(p, schema, optional) for p in (m[m.lastgroup].split(',') if m.lastgroup == 'paren' else [m[m.lastgroup]]))), None)
+            if m is None: continue
+            new = (text[:m.start()] + text[m.end():]).strip()
+            if m.lastgroup == 'prefix': new = new[:1].upper() + new[1:]
+            if new and new != text: text = new; break
+        else: return text
+
 # %% ../nbs/40_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
     "The units (list items, sentences) of tidied `lines`, each with its context `parent`: a list item's header or parent item, a back-referring sentence's predecessor."
@@ -331,12 +381,13 @@ def _units(lines) -> list[dict]:
     return units
 
 def reduce_description(text: str, names=(), params: dict | None = None) -> str:
-    "A description tidied (Markdown decoration, blank lines, extra spaces gone); if longer than 160 UTF-8 bytes, only its lead (<= 100 bytes unless a fact), its fact units and their context, in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
+    "A description tidied (Markdown decoration, blank lines, extra spaces gone, example literals whose keys the schema names dropped); if longer than 160 UTF-8 bytes, only its lead (<= 100 bytes unless a fact), its fact units and their context, in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
     lines = tidy_lines(text.strip())
     tidy = '\n'.join(l for l, _ in lines)
     try: size = len(tidy.encode('utf-8'))
     except UnicodeEncodeError: return tidy  # lone surrogates: no byte arithmetic on them
-    if size <= WHOLE_DESCRIPTION_BYTES: return tidy
+    if size <= WHOLE_DESCRIPTION_BYTES:   # short: whole, but for example literals the schema states
+        return strip_schema_examples(tidy, set(names) | set(params if isinstance(params, dict) else ())) or tidy
     units = _units(lines)
     params = params if isinstance(params, dict) else {}
     names = set(names) | set(params)
@@ -432,8 +483,24 @@ def property_names(schema) -> set[str]:
     return found
 
 # %% ../nbs/40_toolschema.ipynb #7bcd30cf
-def compress_schema(schema, _targets=None, _path: tuple = (), _names: tuple = ()):
-    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference) and descriptions reduced; `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
+_CONDITIONAL = frozenset({'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies'})
+
+def _optional_flags(schema: dict) -> dict:
+    "`{property: True (optional) / False (required) / None (may be required by a conditional keyword)}` for an object schema's `properties`."
+    props = schema.get('properties') if isinstance(schema.get('properties'), dict) else {}
+    required = schema.get('required') if isinstance(schema.get('required'), list) else []
+    conditional = bool(_CONDITIONAL & schema.keys())
+    return {p: False if p in required else None if conditional else True for p in props}
+
+def _property_description(text: str, schema: dict, optional, names) -> str:
+    "A property's description without its schema restatements, then reduced; repeated until stable (idempotent)."
+    while True:
+        new = reduce_description(drop_schema_restatements(text, schema, optional), names=names)
+        if new == text or drop_schema_restatements(new, schema, optional) == new: return new
+        text = new
+
+def compress_schema(schema, _targets=None, _path: tuple = (), _names: tuple = (), _optional=...):
+    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced and property descriptions stripped of what the schema states; `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
     if _targets is None: _targets, _names = _ref_targets(schema), tuple(property_names(schema))
     if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
@@ -443,8 +510,11 @@ def compress_schema(schema, _targets=None, _path: tuple = (), _names: tuple = ()
         if key == '$schema' and not same_under_default_dialect(schema): out[key] = value; continue
         if key in DROP_KEYWORDS and not _ref_needs(_path, key, _targets): continue
         if key == 'description' and isinstance(value, str):
-            out[key] = reduce_description(value, names=_names)
+            out[key] = reduce_description(value, names=_names) if _optional is ... else _property_description(value, schema, _optional, _names)
         elif key in VERBATIM_KEYWORDS: out[key] = value
+        elif key == 'properties' and isinstance(value, dict):
+            flags = _optional_flags(schema)
+            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, flags[name]) for name, sub in value.items()}
         elif key in NAME_MAPS and isinstance(value, dict):
             out[key] = {name: compress_schema(sub, _targets, here + (name,), _names) for name, sub in value.items()}
         else: out[key] = compress_schema(value, _targets, here, _names)
