@@ -7,15 +7,19 @@ invariant violations, shrink time; beside it the token cost of the two lazy-load
 only; names + input schemas only). Then what each rule saves: the combined tokens with that one rule switched off,
 minus the tokens with every rule on.
 
-Target (issue 15): >= 15% combined compact-token reduction with zero facts lost. Tokens are counted on compact JSON on
+Target (issue 15): >= 15% combined compact-token reduction with zero facts lost.
+
+Scale (issue 12 item 10): catalogs of 100, 1,000 and 10,000 tools (the real tools above, cycled, each renamed with its index),
+shrink CPU time against the CPU time of counting the catalog's compact form once (target: shrink <= 2x the count), and the
+CPU the `caveman-shrink` command spends on 100 tools, start-up included. Tokens are counted on compact JSON on
 both sides (SPEC §14.6), so whitespace minification is never part of a reduction."""
-import json, statistics, sys, tempfile, time
+import json, os, resource, statistics, subprocess, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 
 from caveman import ccr, toolschema
 from caveman.corpus import corpus_files
-from caveman.shrink import shrink, recover
+from caveman.shrink import shrink, recover, compact_json
 from caveman.tokens import count_tokens
 from caveman.toolschema import extract_tools, compress_toolschema
 
@@ -98,6 +102,61 @@ RULES = {   # rule -> the patch that switches it off
 }
 
 
+SCALE = ((100, 5), (1_000, 3), (10_000, 1))   # tools, alternating count/shrink pairs
+
+
+def synthetic(n: int, pool: list[dict]) -> bytes:
+    "An MCP catalog of `n` tools: the real tools of `pool` cycled, each renamed `<name>_<index>`, pretty-printed as a server would send it."
+    return json.dumps({'tools': [{**pool[i % len(pool)], 'name': f"{pool[i % len(pool)]['name']}_{i}"} for i in range(n)]},
+                      indent=2, ensure_ascii=False).encode()
+
+
+def cpu(fn) -> float:
+    "CPU seconds (all threads of this process) one call of `fn` takes."
+    t = time.process_time(); fn(); return time.process_time() - t
+
+
+def child_cpu(cmd: list[str], env: dict) -> float:
+    "CPU seconds (user + system) a child process spends."
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=300)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def scale(cats: dict[str, bytes]) -> list[str]:
+    "The scale table (shrink vs count CPU at 100 / 1,000 / 10,000 tools) and the command's CPU on 100 tools."
+    pool, seen = [], set()
+    for x in cats.values():
+        for t in extract_tools(json.loads(x)):
+            key = json.dumps(t, sort_keys=True)
+            if key not in seen: seen.add(key); pool.append(t)
+    count_tokens('warm up')
+    md = ['', '### Shrink at scale', '', f'{len(pool)} distinct real tools cycled. CPU seconds, median of alternating pairs.', '',
+          '| tools | catalog bytes | compact tokens | count (ms) | shrink (ms) | shrink / count |', '|---:|---:|---:|---:|---:|---:|']
+    for n, pairs in SCALE:
+        x = synthetic(n, pool)
+        compact = compact_json(x).decode()
+        counts, shrinks = [], []
+        for _ in range(pairs):
+            counts.append(cpu(lambda: count_tokens(compact)))
+            shrinks.append(cpu(lambda: shrink(x, ':memory:')))
+        c, s = statistics.median(counts), statistics.median(shrinks)
+        md.append(f'| {n:,} | {len(x):,} | {count_tokens(compact):,} | {c * 1e3:.0f} | {s * 1e3:.0f} | {s / c:.1f}x |')
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / 'catalog.json'
+        path.write_bytes(synthetic(100, pool))
+        env = {**os.environ, 'CAVEMAN_CCR_DB': str(Path(tmp) / 'ccr.db')}
+        exe = str(Path(sys.executable).with_name('caveman-shrink'))
+        runs = {'python (nothing imported)': [sys.executable, '-c', 'pass'],
+                'import caveman.shrink': [sys.executable, '-c', 'import caveman.shrink'],
+                'caveman-shrink on 100 tools': [exe, str(path)]}
+        md += ['', '| command | CPU (ms), median of 3 |', '|---|---:|']
+        for what, cmd in runs.items():
+            md.append(f'| {what} | {statistics.median(child_cpu(cmd, env) for _ in range(3)) * 1e3:.0f} |')
+    return md
+
+
 def run() -> str:
     cats = catalogs()
     rows, lost_all, problems = [], [], {}
@@ -146,4 +205,5 @@ def run() -> str:
                'schemas (no tool descriptions). shrink = one `caveman.shrink.shrink` call into an in-memory store, median of 5 runs; '
                'invariants as in the test suite (selection profile, keywords at their paths, `$ref`s, names and order, envelopes and '
                'annotations byte-identical, idempotence, byte-exact recover, validation equivalence under `jsonschema`).']
+    md += scale(cats)
     return '\n'.join(md)

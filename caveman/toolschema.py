@@ -189,12 +189,13 @@ _OTHER = [a for a in _ALTS if a not in _SINGLE and not regex.fullmatch(r'\p{L}+\
 _OTHER_WORDS = regex.compile(r'(?<![\p{L}\p{N}_])(?:' + '|'.join(_OTHER) + r')(?![\p{L}\p{N}_])', regex.I | regex.X | regex.V0)
 _CJK_WORDS = regex.compile('|'.join(map(regex.escape, _CJK_FACT_WORDS)))
 _WORD = regex.compile(r'[\p{L}\p{N}_]+')
+_WORD_CHARS = regex.compile(r'\w*', regex.V0)   # what `\w*` after a stem matches (not `²`: a number, but no word character)
 
 def has_fact_word(text: str) -> bool:
     "`bool(FACT_WORDS.search(text))`, about ten times faster: whole words looked up in a set (and by stem), only the multi-word and patterned entries searched."
     for w in _WORD.findall(text):
         w = w.lower().replace('i\u0307', 'i')   # İ folds to i, as in the regex's case-insensitive match
-        if w in _SINGLE or w.startswith(_STEMS): return True
+        if w in _SINGLE or w.startswith(_STEMS) and any(w.startswith(t) and _WORD_CHARS.fullmatch(w, len(t)) for t in _STEMS): return True
     return bool(_OTHER_WORDS.search(text) or (not text.isascii() and _CJK_WORDS.search(text)))
 
 # %% ../nbs/40_toolschema.ipynb #1fb04ad9
@@ -318,11 +319,10 @@ _RULE = regex.compile(r'^\s*([-*_])(?:\s*\1){2,}\s*$')
 _BULLET = regex.compile(r'^(\s*)[*+•](?=\s)')
 _INDENT, _SPACES = regex.compile(r'[ \t]*'), regex.compile(r'[ \t\u00a0]+')
 
-_PLAIN_LINE = regex.compile(r'[^\n\r\t\u00a0#*+•_-](?:(?![\n\r\t\u00a0]| {2}|\*\*).)*', regex.S)
-
 def tidy_lines(text: str) -> list[tuple[str, bool]]:
     "`(line, starts_paragraph)` for each non-blank line of `text` after Markdown decoration and redundant whitespace are removed; indentation kept (tabs as two spaces)."
-    if text and text == text.strip() and _PLAIN_LINE.fullmatch(text): return [(text, True)]   # one plain line: nothing to tidy
+    if (text and text[0] not in '#*+•_-' and text == text.strip() and '\n' not in text and '\r' not in text and '\t' not in text
+            and '\u00a0' not in text and '  ' not in text and '**' not in text): return [(text, True)]   # one plain line: nothing to tidy
     out, para = [], True
     for line in text.replace('\r\n', '\n').replace('\r', '\n').split('\n'):
         if not line.strip() or _RULE.match(line):
@@ -381,6 +381,8 @@ _SPOTS = [regex.compile(p, regex.I | regex.X) for p in (
 
 _RESTATING = regex.compile(r'optional|required|default|can\s+be|must\s+be|either|one\s+of|values', regex.I)   # in every clause `_CLAUSE` reads
 
+_CLAUSE_START = regex.compile(r'optional|required|the\s+default|default|it\s|can\s|must\s|either\s|one\s+of|possible|allowed|valid', regex.I)
+
 def _unquote(lit: str) -> str: return lit[1:-1] if len(lit) > 1 and lit[0] == lit[-1] and lit[0] in '\'"`' else lit
 
 def _same_value(lit: str, value) -> bool:
@@ -395,7 +397,9 @@ def _same_value(lit: str, value) -> bool:
 
 def _says_schema(part: str, schema: dict, optional) -> bool:
     "Whether one clause says only what `schema` (a property's schema) states: optional/required, its default, its enum."
-    m = _CLAUSE.fullmatch(part.strip())
+    part = part.strip()
+    if not _CLAUSE_START.match(part): return False
+    m = _CLAUSE.fullmatch(part)
     if not m: return False
     if m['optional']: return optional is True
     if m['required']: return optional is False
@@ -408,6 +412,9 @@ def _says_schema(part: str, schema: dict, optional) -> bool:
 def drop_schema_restatements(text: str, schema: dict, optional: bool | None = None) -> str:
     "`text` (a property's description) without the clauses that only restate its `schema`: *optional* / *required* as `optional` (True/False; None: unknown) says, *default is X* where `default` is X, *can be a, b or c* where `enum` is exactly those. Idempotent."
     if not isinstance(schema, dict) or not _RESTATING.search(text): return text
+    low = text.lower()   # a clause can go only when the schema states its fact: look for that clause's words first
+    if not ((optional is True and 'optional' in low) or (optional is False and 'required' in low) or ('default' in schema and 'default' in low)
+            or (isinstance(schema.get('enum'), list) and regex.search(r'can\s+be|must\s+be|either|one\s+of|values', low))): return text
     while True:
         for spot in _SPOTS:
             m = next((m for m in spot.finditer(text, overlapped=True)
@@ -446,10 +453,10 @@ def reduce_description(text: str, names=(), params: dict | None = None) -> str:
     try: size = len(tidy.encode('utf-8'))
     except UnicodeEncodeError: return tidy  # lone surrogates: no byte arithmetic on them
     if size <= WHOLE_DESCRIPTION_BYTES:   # short: whole, but for example literals the schema states
-        return strip_schema_examples(tidy, set(names) | set(params if isinstance(params, dict) else ())) or tidy
+        return strip_schema_examples(tidy, frozenset(names) | frozenset(params) if isinstance(params, dict) and params else names) or tidy
     units = _units(lines)
     params = params if isinstance(params, dict) else {}
-    names = set(names) | set(params)
+    names = frozenset(names) | frozenset(params)   # a frozenset keeps its hash: `_mentions` looks its pattern up once
     for u in units:
         u['fact'] = is_fact(u['text'], names)
         h = u['parent']
@@ -529,16 +536,19 @@ def same_under_default_dialect(schema: dict) -> bool:
     return d == 2020 or not _differing(schema, d < 2019)
 
 # %% ../nbs/40_toolschema.ipynb #c2e72d42
+_DATA_KEYWORDS = frozenset({'enum', 'const', 'default', 'examples', 'example', 'required'})
+
 def property_names(schema) -> set[str]:
     "Every property name anywhere in a parsed schema (the keys of every `properties` object), the names a description may refer to."
-    found = set()
-    if isinstance(schema, dict):
-        for k, v in schema.items():
-            if k in ('enum', 'const', 'default', 'examples', 'example', 'required'): continue
-            if k == 'properties' and isinstance(v, dict): found |= set(v)
-            found |= property_names(v)
-    elif isinstance(schema, list):
-        for v in schema: found |= property_names(v)
+    found, stack = set(), [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in _DATA_KEYWORDS or not isinstance(v, (dict, list)): continue
+                if k == 'properties' and isinstance(v, dict): found.update(v)
+                stack.append(v)
+        elif isinstance(node, list): stack.extend(node)
     return found
 
 # %% ../nbs/40_toolschema.ipynb #7bcd30cf
@@ -558,9 +568,9 @@ def _property_description(text: str, schema: dict, optional, names) -> str:
         if new == text or drop_schema_restatements(new, schema, optional) == new: return new
         text = new
 
-def compress_schema(schema, _targets=None, _path: tuple = (), _names: tuple = (), _optional=...):
+def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=...):
     "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced and property descriptions stripped of what the schema states; `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
-    if _targets is None: _targets, _names = _ref_targets(schema), tuple(property_names(schema))
+    if _targets is None: _targets, _names = _ref_targets(schema), frozenset(property_names(schema))
     if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
     out = {}
@@ -589,11 +599,13 @@ def compress_envelope(tool):
     if not isinstance(tool, dict): return tool
     schema = _argument_schema(tool)
     params = schema.get('properties') if isinstance(schema.get('properties'), dict) else {}
+    names = frozenset(property_names(schema))
     out = {}
     for key, value in tool.items():
-        if key in SCHEMA_KEYS: out[key] = compress_schema(value)
+        if key in SCHEMA_KEYS:
+            out[key] = compress_schema(value, _ref_targets(value), (), names) if value is schema else compress_schema(value)
         elif key == 'function': out[key] = compress_envelope(value)
-        elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, names=property_names(schema), params=params)
+        elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, names=names, params=params)
         else: out[key] = value
     return out
 
