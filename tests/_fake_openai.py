@@ -17,10 +17,11 @@ _ids = itertools.count(1)
 ENV_KEY = 'CAVEMAN_FAKE_OPENAI_KEY'
 
 
-def function_call(name: str, arguments: dict, call_id: str | None = None) -> dict:
-    "A scripted `function_call` output item."
-    return {'type': 'function_call', 'id': f'fc_{next(_ids):06d}', 'call_id': call_id or f'call_{next(_ids):06d}',
+def function_call(name: str, arguments: dict, call_id: str | None = None, namespace: str | None = None) -> dict:
+    "A scripted `function_call` output item (`namespace`: the tool namespace, e.g. `mcp__<server>` for an MCP tool)."
+    item = {'type': 'function_call', 'id': f'fc_{next(_ids):06d}', 'call_id': call_id or f'call_{next(_ids):06d}',
             'name': name, 'arguments': json.dumps(arguments), 'status': 'completed'}
+    return dict(item, namespace=namespace) if namespace else item
 
 
 def message(text: str) -> dict:
