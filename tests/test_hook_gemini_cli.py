@@ -101,8 +101,15 @@ def test_large_shell_output_is_a_view_whose_handle_returns_the_original(gemini, 
     cfg = json.loads(s.settings.read_text())
     assert cfg['general'] == USER_SETTINGS['general'] and 'caveman' in cfg['mcpServers']      # merged, not replaced
     cmd, full = pylines(500, '2026-12-01 10:00:00 INFO worker {m} processed item {i} in 12ms')   # ~30,000 characters
-    api = s.run(gemini, [shell(cmd), retrieve_step('run_shell_command')])
+    huge_cmd, huge = pylines(1000, '2026-12-01 10:00:00 INFO worker {m} handled request {i} in 3ms')   # over Gemini's 40,000 cut
+    assert len(huge) > 40_000
+    api = s.run(gemini, [shell(cmd), retrieve_step('run_shell_command'), shell(huge_cmd)])
     got = seen(api)
+    hv = got['run_shell_command#2']                              # the hook sees the whole output: Gemini cuts only after it
+    assert 'request 999 ' in hv and len(hv) < 5000 and 'truncated' not in hv.lower()
+    r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(hv).group(1)], env=s.env, capture_output=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.stdout.decode() == huge
     view = got['run_shell_command#1']
     assert view.startswith('(caveman) The tool ran') and '<untrusted_context>\nOutput: ' in view
     assert HANDLE.search(view) and len(view) < len(full) / 5 and 'item 499 ' in view
