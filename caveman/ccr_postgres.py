@@ -4,9 +4,10 @@
 
 # %% auto #0
 __all__ = ['is_pg_url', 'PG_MIGRATIONS', 'PG_SCHEMA_VERSION', 'MIGRATION_LOCK', 'CONNECT_TIMEOUT_S',
-           'DEFAULT_STATEMENT_TIMEOUT_MS', 'redact_url', 'redact', 'pg_schema_version', 'pg_migrate', 'PgStore',
-           'close', 'put', 'get', 'get_metadata', 'get_object', 'put_object', 'list_session_objects', 'used_bytes',
-           'summary', 'open_pg_store', 'migrate_sqlite', 'originals', 'info', 'remove', 'vacuum']
+           'DEFAULT_STATEMENT_TIMEOUT_MS', 'STREAM_BYTES', 'SLICE_BYTES', 'redact_url', 'redact', 'pg_schema_version',
+           'pg_migrate', 'PgStore', 'close', 'put', 'get', 'get_metadata', 'get_object', 'put_object',
+           'list_session_objects', 'used_bytes', 'summary', 'open_pg_store', 'migrate_sqlite', 'originals', 'info',
+           'remove', 'vacuum']
 
 # %% ../nbs/02b_ccr_postgres.ipynb #a5ef19b8
 import json, logging, os, threading, time
@@ -193,6 +194,49 @@ def close(self: PgStore):
 
 PgStore._run, PgStore.close = _run, close
 
+# %% ../nbs/02b_ccr_postgres.ipynb #6dc2cbbe
+STREAM_BYTES = 4 << 20     # originals this large (bytes) are sent and read in slices
+SLICE_BYTES = 1 << 20
+
+_INCOMING = 'CREATE TEMP TABLE IF NOT EXISTS caveman_incoming (original BYTEA NOT NULL) ON COMMIT DELETE ROWS'
+_COPY_HEADER = b'PGCOPY\n\xff\r\n\x00' + bytes(8)   # signature, flags 0, no header extension
+
+def _stream_in(conn, original: bytes):
+    "Send `original` into the connection's temporary `caveman_incoming` table by binary `COPY`, `SLICE_BYTES` at a time (inside the caller's transaction)."
+    import struct
+    conn.execute(_INCOMING)
+    view = memoryview(original)
+    with conn.cursor().copy('COPY caveman_incoming (original) FROM STDIN (FORMAT BINARY)') as cp:
+        cp.write(_COPY_HEADER + struct.pack('!hi', 1, len(original)))
+        for i in range(0, len(view), SLICE_BYTES): cp.write(view[i:i + SLICE_BYTES])
+        cp.write(struct.pack('!h', -1))
+
+def _insert_recovery(conn, handle: str, new: tuple, original: bytes, metadata: bytes):
+    "`INSERT … ON CONFLICT DO NOTHING RETURNING 1` of a recovery row (`new`: content_type, compressor, tokens, length, metadata); a large original is streamed first (`_stream_in`). The fetched row: None when the handle was there."
+    cols = 'handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata'
+    args = (handle, rfc3339_nano(), *new[:4])
+    if len(original) < STREAM_BYTES:
+        return conn.execute(f'INSERT INTO recoveries ({cols}) VALUES (%s, %s, %s, %s, %s, %s, %b, %b) ON CONFLICT (handle) DO NOTHING RETURNING 1',
+                            (*args, original, metadata or None)).fetchone()
+    _stream_in(conn, original)
+    return conn.execute(f'''INSERT INTO recoveries ({cols}) SELECT %s, %s, %s, %s, %s, %s, original, %b FROM caveman_incoming
+                            ON CONFLICT (handle) DO NOTHING RETURNING 1''', (*args, metadata or None)).fetchone()
+
+def _read_sliced(conn, table: str, column: str, key: str, value: str):
+    "The bytes of `column` in the row of `table` where `key = value`, read in `SLICE_BYTES` slices from one snapshot when large; None when there is no such row."
+    with conn.transaction():
+        conn.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+        r = conn.execute(f'SELECT length({column}) FROM {table} WHERE {key} = %s', (value,)).fetchone()
+        if r is None: return None
+        size, cur = int(r[0]), conn.cursor(binary=True)
+        if size < STREAM_BYTES:
+            return bytes(cur.execute(f'SELECT {column} FROM {table} WHERE {key} = %s', (value,)).fetchone()[0])
+        buf = bytearray(size)
+        for at in range(0, size, SLICE_BYTES):
+            piece = cur.execute(f'SELECT substring({column} FROM %s FOR %s) FROM {table} WHERE {key} = %s', (at + 1, SLICE_BYTES, value)).fetchone()[0]
+            buf[at:at + len(piece)] = piece
+    return bytes(buf)
+
 # %% ../nbs/02b_ccr_postgres.ipynb #942f676c
 _ROW = 'content_type, compressor, tokens_before, tokens_after, length(original), metadata'
 
@@ -216,9 +260,7 @@ def put(self: PgStore, original: bytes, content_type: str = '', compressor: str 
     def write(conn):
         if _row(conn, handle) == new: return
         with conn.transaction():
-            ins = conn.execute('''INSERT INTO recoveries (handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata)
-                                  VALUES (%s, %s, %s, %s, %s, %s, %b, %b) ON CONFLICT (handle) DO NOTHING RETURNING 1''',
-                               (handle, rfc3339_nano(), *new[:4], original, metadata or None)).fetchone()
+            ins = _insert_recovery(conn, handle, new, original, metadata)
             if ins is not None:
                 self._reserve(conn, len(original) + len(metadata), len(original) + len(metadata)); return
             old = _row(conn, handle, lock=True)
@@ -254,8 +296,8 @@ def get(self: PgStore, handle: str) -> bytes:
     "The exact original bytes under `handle`: recoveries first, then typed objects (a `ccr_obj_` handle reads objects only); raises `NotFound`, `StoreError` when the database cannot answer (reference §4.3)."
     def read(conn):
         if not handle.startswith(OBJECT_PREFIX):
-            r = conn.cursor(binary=True).execute('SELECT original FROM recoveries WHERE handle = %s', (handle,)).fetchone()
-            if r is not None: return bytes(r[0])
+            data = _read_sliced(conn, 'recoveries', 'original', 'handle', handle)
+            if data is not None: return data
         obj = _object(conn, handle)
         if obj is None: raise NotFound(handle)
         return obj.data
