@@ -52,8 +52,8 @@ class Session:
 
     def run(self, gemini: str, script) -> FakeGemini:
         with FakeGemini(script) as api:
-            r = subprocess.run(['node', gemini, '-p', 'work on this project', '--approval-mode', 'yolo', '--skip-trust',
-                                '-m', 'gemini-2.5-flash'], cwd=self.project, env={**self.env, **api.env()},
+            r = subprocess.run(['node', gemini, '-p', 'work on this project', '--approval-mode', 'yolo', '-m', 'gemini-2.5-flash'],
+                               cwd=self.project, env={**self.env, **api.env(), 'GEMINI_CLI_TRUST_WORKSPACE': 'true'},
                                capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
         assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
         return api
@@ -163,3 +163,16 @@ def test_uninstall_restores_the_users_settings(tmp_path):
                        timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
     assert json.loads(s.settings.read_text()) == USER_SETTINGS
+
+
+def test_read_file_in_the_project_scope(gemini, tmp_path):
+    s = Session(tmp_path, '--scope', 'project')                 # project hooks run in a trusted workspace only
+    assert 'hooks' not in json.loads(s.settings.read_text()) and 'caveman' in (s.project / '.gemini' / 'settings.json').read_text()
+    log = ''.join(f'2026-12-01 10:00:{i % 60:02d} INFO request served id={i} status=200\n' for i in range(500))
+    (s.project / 'server.log').write_text(log)
+    api = s.run(gemini, [[function_call('read_file', {'file_path': str(s.project / 'server.log')})]])
+    view = seen(api)['read_file#1']
+    assert view.startswith('(caveman) The tool ran') and HANDLE.search(view) and len(view) < len(log) / 5
+    r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(view).group(1)], env=s.env, capture_output=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.stdout.decode().rstrip('\n') == log.rstrip('\n')
