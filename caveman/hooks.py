@@ -552,8 +552,6 @@ def codex(event: dict, policy: Policy, recovery: bool) -> dict | None:
 HOSTS['codex'] = codex
 
 # %% ../nbs/63_hooks.ipynb #bee6ebd3
-import subprocess
-
 def codex_home(home: str | None = None) -> Path:
     "Codex's home: `$CODEX_HOME`, else `~/.codex` (under `home` when given)."
     env = os.environ.get('CODEX_HOME', '')
@@ -575,6 +573,7 @@ def codex_plan(install: bool, home: str | None = None, mcp: bool = True) -> list
 class CodexAppServer:
     "A `codex app-server` process for the install: `.call(method, params) -> result`; raises `HookError` when codex is missing or answers an error."
     def __init__(self, codex_bin: str | None = None, env: dict | None = None, cwd: str | None = None):
+        import subprocess   # here, not at the top: the hook process never needs it
         exe = codex_bin or shutil.which('codex')
         if not exe: raise HookError('the codex binary is not on PATH: caveman asks Codex itself to trust its hook')
         try: self.p = subprocess.Popen([exe, 'app-server'], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
