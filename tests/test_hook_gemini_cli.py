@@ -176,3 +176,20 @@ def test_read_file_in_the_project_scope(gemini, tmp_path):
     r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(view).group(1)], env=s.env, capture_output=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert r.stdout.decode().rstrip('\n') == log.rstrip('\n')
+
+
+def test_another_mcp_servers_result_is_a_view(gemini, tmp_path):
+    from _upstreams import install_upstreams
+    fs = install_upstreams()['filesystem']
+    s = Session(tmp_path)
+    cfg = json.loads(s.settings.read_text())
+    cfg['mcpServers']['fs'] = {'command': fs[0], 'args': [*fs[1:], str(s.project)]}
+    s.settings.write_text(json.dumps(cfg))
+    log = ''.join(f'2026-12-01 10:00:{i % 60:02d} INFO request served id={i} status=200\n' for i in range(500))
+    (s.project / 'server.log').write_text(log)
+    api = s.run(gemini, [[function_call('mcp_fs_read_text_file', {'path': str(s.project / 'server.log')})]])
+    view = seen(api)['mcp_fs_read_text_file#1']
+    assert view.startswith('(caveman) The tool ran') and HANDLE.search(view) and len(view) < len(log) / 5
+    r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(view).group(1)], env=s.env, capture_output=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.stdout.decode() == log
