@@ -6,8 +6,8 @@
 __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'WHOLE_DESCRIPTION_BYTES', 'DROP_KEYWORDS',
            'VERBATIM_KEYWORDS', 'NAME_MAPS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'COMPRESSOR', 'ANNOTATION_KEYWORDS',
            'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_typed',
-           'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word', 'example_spans', 'is_fact',
-           'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples',
+           'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word', 'is_marketing', 'example_spans',
+           'is_fact', 'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples',
            'drop_schema_restatements', 'reduce_description', 'same_under_default_dialect', 'property_names',
            'compress_schema', 'compress_envelope', 'compress_document', 'compress_toolschema', 'strip_annotations']
 
@@ -139,6 +139,12 @@ _LATIN_FACT_WORDS = r"""
 | destructive | use | uses | used | using | useful | warning | caution | careful\w* | danger\w* | important | note | beware
 | retr(?:y|ies|ying) | cite | rate | quota | timeout\w* | poll\w* | interval\w* | fail\w* | error\w* | than | unsafe
 | fehl\w* | échou\w* | erreur | fall[ao]\w* | falh\w* | errore
+# behaviour, capability, output shape
+| return\w* | can | could | may | regardless | irrespective\w* | in\s+(?:one|a\s+single)\s+(?:operation|call|request|step|go|pass|batch)
+| at\s+once | recursiv\w* | sort\w* | paginat\w*
+| kann | können | zurück | liefert | unabhängig | peut | peuvent | renvoie\w* | retourne\w* | indépendamment
+| puede\w* | devuelve\w* | retorna\w* | independientemente | pode | podem | independentemente | può | possono | restituisce
+| kan | kunnen | retourneert | zwraca | może | mogą | возвращает | может | могут | можно | независимо
 # German
 | muss | müssen | darf | dürfen | soll\w* | nicht | kein\w* | nie | nur | höchstens | mindestens | maximal | minimal
 | zwischen | erforderlich | pflicht\w* | standard\w* | absolut | warnung | vorsicht | verwende\w* | stattdessen | wenn | falls
@@ -160,11 +166,12 @@ _LATIN_FACT_WORDS = r"""
 _CJK_FACT_WORDS = """
 必须 必需 须 需要 应 不得 不能 不可 不要 请勿 勿 禁止 不支持 仅 只 最多 最少 至少 最大 最小 不超过 超过 以内 以上 以下 之间 范围
 限制 默认 缺省 格式 绝对 相对 注意 警告 小心 谨慎 建议 推荐 改用 代替 替代 而不是 废弃 弃用 过时 覆盖 删除 移除 永久 不可逆
-重试 引用 如果 否则 不 非 无 可选 必填 取值 顺序 逆时针 顺时针 允许 失败 报错 错误
+重试 引用 如果 否则 不 非 无 可选 必填 取值 顺序 逆时针 顺时针 允许 失败 报错 错误 返回 可以 能够 一次 无论 不论 输出
 必須 必ず 必要 なければ ならない ないで 禁止 できません 不可 のみ だけ 未満 超え 以内 まで 制限 デフォルト 既定 形式
-フォーマット 絶対 警告 推奨 代わり 非推奨 廃止 上書き 削除 永久 再試行 場合 ません 許可 失敗 エラー
+フォーマット 絶対 警告 推奨 代わり 非推奨 廃止 上書き 削除 永久 再試行 場合 ません 許可 失敗 エラー 返します 返す 返され 返却
+できます できる 可能 一度に 関係なく 出力
 반드시 필수 해야 하세요 마세요 금지 불가 없 않 최대 최소 이상 이하 초과 미만 이내 까지 범위 제한 기본값 형식 절대 주의
-경고 권장 대신 덮어 삭제 영구 재시도 인용 경우 허용 실패 오류
+경고 권장 대신 덮어 삭제 영구 재시도 인용 경우 허용 실패 오류 반환 돌려 가능 번에 관계없이 출력
 """.split()
 
 FACT_WORDS = regex.compile(r'(?<![\p{L}\p{N}_])(?:' + _LATIN_FACT_WORDS + r')(?![\p{L}\p{N}_])|' + '|'.join(map(regex.escape, _CJK_FACT_WORDS)),
@@ -199,6 +206,18 @@ def has_fact_word(text: str) -> bool:
     return bool(_OTHER_WORDS.search(text) or (not text.isascii() and _CJK_WORDS.search(text)))
 
 # %% ../nbs/40_toolschema.ipynb #1fb04ad9
+_MARKETING = regex.compile(r"""^[\W_]*(?:(?:this\s+(?:tool|function|command|endpoint)|it)\s+(?:is|'s|are)\s+(?:(?:also|very|especially|particularly|really|extremely)\s+)?)?
+    (?:perfect|great|ideal|excellent|useful|handy|helpful|invaluable|essential|best|powerful|convenient)\s+(?:for|when|to|in|at)\b
+  | ^[\W_]*this\s+tool\s+(?:helps|can\s+help)\b""", regex.I | regex.X)
+_HARD_FACT_WORDS = regex.compile(r"""\b(?:not|no|never|none|neither|nor|without|cannot|can['’]?t|don['’]?t|doesn['’]?t|won['’]?t|isn['’]?t|aren['’]?t
+    |only|unless|if|when|whenever|except|instead|rather\s+than|avoid\w*|must|shall|limit\w*|at\s+(?:least|most)|max\w*|min\w*
+    |up\s+to|exceed\w*|warning|caution|deprecat\w*|overwrit\w*|delet\w*|remov\w*|irreversibl\w*|return\w*|output\w*|regardless)\b""", regex.I | regex.X)
+
+def is_marketing(text: str) -> bool:
+    "Whether a unit opens with praise (\"Perfect for …\", \"Great for …\", \"This tool is useful for …\", \"This tool helps …\"), English only."
+    return bool(_MARKETING.match(text))
+
+# %% ../nbs/40_toolschema.ipynb #448d6264
 _NUMBER = regex.compile(r'\p{Nd}')
 _FORMAT_PATTERN = regex.compile(r'(?<![\p{L}])(?:(?:YYYY|yyyy|YY|MM|DD|dd|HH|hh|mm|ss|SS)(?:[-/:.T ](?:YYYY|yyyy|MM|DD|dd|HH|hh|mm|ss|SS|Z))+|YYYYMMDD|HHMMSS|HHmmss)(?![\p{L}])')
 _QUOTED = regex.compile(r"""(?<![\p{L}\p{N}])'[^'\n]{1,60}'(?![\p{L}\p{N}])|"[^"\n]{1,80}"|`[^`\n]{1,80}`|“[^”\n]{1,80}”|‘[^’\n]{1,60}’|「[^」\n]{1,80}」|『[^』\n]{1,80}』|«[^»\n]{1,80}»""")
@@ -241,10 +260,15 @@ def _mentions(text: str, names) -> bool:
     pattern = _names_pattern(frozenset(names))
     return bool(pattern and pattern.search(text))
 
+def _has_structure(text: str, names) -> bool:
+    "A number, a format pattern, a quoted literal or a parameter name in `text`."
+    return bool(_NUMBER.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
+
 def is_fact(unit: str, names=()) -> bool:
-    "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals."
+    "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals; a marketing unit (`is_marketing`) only by a hard fact word or that structure."
     text = _without_examples(unit)
-    return bool(has_fact_word(text) or _NUMBER.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
+    if is_marketing(text): return bool(_HARD_FACT_WORDS.search(text) or _has_structure(text, names))
+    return bool(has_fact_word(text) or _has_structure(text, names))
 
 # %% ../nbs/40_toolschema.ipynb #4b2bc952
 ABBREVIATIONS = frozenset('eg ie etc vs cf al viz resp approx no fig figs dr mr mrs ms prof sr jr st inc ltd corp co dept est'.split())
