@@ -76,6 +76,32 @@ FACTS = [
     ('npm_filesystem', 'move_file', 'description', 'Both source and destination must be within allowed directories.', 'safety'),
     ('npm_playwright', 'browser_run_code_unsafe', 'description', 'Unsafe: executes arbitrary JavaScript in the Playwright server process and is RCE-equivalent.', 'safety'),
     ('npm_sequential_thinking', 'sequentialthinking', 'description', ('You should:', '6. Ignore information that is irrelevant to the current step'), 'safety'),
+    # behaviour, capability, output shape: what the tool does and gives back, which the output schema does not say
+    # (issue 15 break test: the real @modelcontextprotocol/server-filesystem catalog lost all six first ones)
+    ('npm_filesystem', 'create_directory', 'description', 'Can create multiple nested directories in one operation.', 'behaviour'),
+    ('npm_filesystem', 'edit_file', 'description', 'Returns a git-style diff showing the changes made.', 'behaviour'),
+    ('npm_filesystem', 'read_media_file', 'description',
+     'Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource.', 'behaviour'),
+    ('npm_filesystem', 'search_files', 'description', 'Returns full paths to all matching items.', 'behaviour'),
+    ('npm_filesystem', 'read_text_file', 'description', 'Operates on the file as text regardless of extension.', 'behaviour'),
+    ('npm_filesystem', 'read_multiple_files', 'description', "Each file's content is returned with its path as a reference.", 'behaviour'),
+    ('npm_filesystem', 'move_file', 'description', 'Can move files between directories and rename them in a single operation.', 'behaviour'),
+    ('npm_filesystem', 'get_file_info', 'description',
+     'Returns comprehensive information including size, creation time, last modified time, permissions, and type.', 'behaviour'),
+    ('npm_filesystem', 'directory_tree', 'description', 'The output is formatted with 2-space indentation for readability.', 'behaviour'),
+    ('npm_playwright', 'browser_network_requests', 'description', 'Returns a numbered list of network requests since loading the page.', 'behaviour'),
+    ('npm_playwright', 'browser_console_messages', ('properties', 'filename', 'description'), 'If not provided, messages are returned as text.', 'behaviour'),
+    ('npm_everything', 'get-resource-links', 'description', 'Returns up to ten resource links that reference different types of resources', 'behaviour'),
+    ('npm_sequential_thinking', 'sequentialthinking', 'description', ('Key features:', '- You can question or revise previous thoughts'), 'behaviour'),
+    ('npm_sequential_thinking', 'sequentialthinking', 'description', ('Key features:', '- You can adjust total_thoughts up or down as you progress'), 'behaviour'),
+    ('npm_amap_zh', 'maps_direction_driving', 'description', '并且返回通勤方案的数据', 'behaviour'),
+    ('translated', 'move_file_ja', 'description', 'ディレクトリ間の移動と名前変更を一回の操作で行えます', 'behaviour'),
+    ('translated', 'move_file_ko', 'description', '디렉터리 사이의 이동과 이름 변경을 한 번에 할 수 있습니다', 'behaviour'),
+    ('translated', 'search_files_es', 'description', 'Devuelve rutas completas a todos los elementos coincidentes.', 'behaviour'),
+    # tool choice in praise's clothing: a condition / negation makes it guidance, not filler
+    ('npm_filesystem', 'search_files', 'description', "Great for finding files when you don't know their exact location.", 'tool-choice'),
+    ('npm_filesystem', 'get_file_info', 'description', 'This tool is perfect for understanding file characteristics without reading the actual content.', 'tool-choice'),
+    ('npm_chart', 'generate_fishbone_diagram', 'description', 'It suits problems that can be split into multiple related factors.', 'tool-choice'),
     # context: the sentence a kept one refers back to
     ('npm_chart', 'generate_district_map', ('properties', 'data', 'properties', 'name', 'description'),
      ('The name should be more specific and add attributive descriptions, for example, "西安市" is better than "西安", "杭州西湖区" is better than "西湖区".',
@@ -143,7 +169,7 @@ def survives(fact, text) -> bool:
 def test_suite_size():
     assert len(FACTS) >= 40
     kinds = {k for *_, k in FACTS}
-    assert kinds == {'valid-call', 'tool-choice', 'safety'}
+    assert kinds == {'valid-call', 'tool-choice', 'safety', 'behaviour'}
 
 
 @pytest.mark.parametrize('catalog,name,where,fact,kind', FACTS, ids=[f'{c}:{n}:{i}' for i, (c, n, *_) in enumerate(FACTS)])
@@ -154,11 +180,16 @@ def test_fact_survives(catalogs, shrunk, catalog, name, where, fact, kind):
 
 
 def test_descriptions_still_shrink(catalogs, shrunk):
-    "Keeping facts is not keeping everything: filler goes (an Args-free Markdown list loses its feature items)."
+    """Keeping facts is not keeping everything: filler goes — feature items that state nothing, praise ("Perfect for …",
+    "This tool is essential for …", "This tool helps …") even where a common fact word occurs in it by the way."""
     seq = tool(shrunk['npm_sequential_thinking'], 'sequentialthinking')['description']
     assert '- Generates a solution hypothesis' not in seq and 'When to use this tool:' in seq
-    assert 'Returns a git-style diff' not in tool(shrunk['npm_filesystem'], 'edit_file')['description']
-    assert 'Returns full paths to all matching items.' not in tool(shrunk['npm_filesystem'], 'search_files')['description']
+    assert 'This tool helps analyze problems' not in seq
+    fs0, fs1 = (lambda name: tool(catalogs['npm_filesystem'], name)['description'], lambda name: tool(shrunk['npm_filesystem'], name)['description'])
+    for name, filler in [('create_directory', 'Perfect for setting up directory structures for projects or ensuring required paths exist.'),
+                         ('list_directory', 'This tool is essential for understanding directory structure'),
+                         ('list_directory_with_sizes', 'This tool is useful for understanding directory structure')]:
+        assert filler in fs0(name) and filler not in fs1(name), name
 
 
 def test_schema_restatements_go(catalogs, shrunk):
@@ -238,8 +269,9 @@ def test_cuts_on_grapheme_boundaries(g, pad):
 
 def test_cjk_leads_cut_at_a_clause_mark(catalogs, shrunk):
     "A Chinese lead that has to be shortened ends where the original has a clause or sentence mark, never mid-word."
-    long_zh = ('公交路径规划 API 可以根据用户起终点经纬度坐标规划综合各类公共（火车、公交、地铁）交通方式的通勤方案，并且返回通勤方案的数据，'
-               '方案的数据会按照时间排序。')
+    # AMap's transit lead without its "可以" (can) and "返回…" (returns …) clauses, which make the real one a fact kept whole
+    long_zh = ('公交路径规划 API 根据用户起终点经纬度坐标规划综合各类公共（火车、公交、地铁）交通方式的通勤方案，'
+               '方案的数据会按照时间排序，方便用户出行时参考和比较。')
     desc = long_zh + '路径必须是绝对路径，最多读取100行。'
     x = json.dumps({'tools': [{'name': 't', 'description': desc, 'inputSchema': {'type': 'object'}}]}, ensure_ascii=False)
     out = json.loads(shrink(x, ':memory:')[0])['tools'][0]['description']
