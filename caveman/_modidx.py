@@ -1164,6 +1164,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.shrink.compact_json': ('shrink.html#compact_json', 'caveman/shrink.py'),
                                 'caveman.shrink.lint': ('shrink.html#lint', 'caveman/shrink.py'),
                                 'caveman.shrink.main': ('shrink.html#main', 'caveman/shrink.py'),
+                                'caveman.shrink.not_json_reason': ('shrink.html#not_json_reason', 'caveman/shrink.py'),
                                 'caveman.shrink.opened_store': ('shrink.html#opened_store', 'caveman/shrink.py'),
                                 'caveman.shrink.read_capped': ('shrink.html#read_capped', 'caveman/shrink.py'),
                                 'caveman.shrink.recover': ('shrink.html#recover', 'caveman/shrink.py'),

@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['SHRINK_TYPE', 'MAX_INPUT_BYTES', 'USAGE', 'compact_json', 'opened_store', 'shrink', 'recover', 'reduction',
-           'ToolLint', 'Report', 'lint', 'InputTooLarge', 'read_capped', 'report_line', 'run', 'main',
-           'selection_profile']
+           'ToolLint', 'Report', 'lint', 'InputTooLarge', 'read_capped', 'report_line', 'not_json_reason', 'run',
+           'main', 'selection_profile']
 
 # %% ../nbs/41_shrink.ipynb #64527043
 import json, os, sys
@@ -165,9 +165,19 @@ def _read(path: str | None, stdin, stderr) -> bytes | int:
     except InputTooLarge as e: return _fatal(stderr, 'cave_input_too_large', str(e))
     except OSError as e: return _fatal(stderr, 'cave_read_failed', f'read {path}: {e.strerror or e}')
 
+def not_json_reason(data: bytes) -> str | None:
+    "Why `data` is not exactly one JSON value, worded as `lint` words it (`not valid JSON: …`); `None` when it is one."
+    if compact_json(data) is not None: return None
+    try: loads_typed(data)
+    except RecursionError: return 'not valid JSON: nested too deeply'
+    except ValueError as e: return f'not valid JSON: {e}'
+    return 'not valid JSON'
+
 def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
+    why = not_json_reason(data)
+    if why: return _fatal(stderr, 'cave_invalid_catalog', f"shrink {'stdin' if path in (None, '-') else path}: {why}")
     if store is None and ccr.default_path(create=False) == ':memory:':   # CAVEMAN_CCR_DB=:memory: ends with this process
         out, note = data, {'ratio': 0, 'basis': 'inferred', 'note': 'passed through: the recovery store is in memory and ends '
                                                                       'with this command, so nothing lossy is published'}

@@ -150,10 +150,10 @@ UPLOAD_DESC = ('Stores a file in the archive at the path you give. The path must
 # "e.g." and "report.csv" do not split sentences
 UPLOAD_SHORT = ('Stores a file in the archive at the path you give. The path must be absolute, e.g. /var/data/report.csv on Linux. '
                 'Provide exactly one of content or content_base64. Timestamps use the RFC 3339 format.')
-LIMIT_DESC = ('How many entries to return in a single page of results, counted from the most recent entry backwards. '
+LIMIT_DESC = ('How many entries to include in a single page of results, counted from the most recent entry backwards. '
               'Values beyond 500 are refused by the server, and so are negative values or zero.')
-# the lead is 102 bytes and states no fact: cut at its last clause end within 100 bytes (the comma after "results")
-LIMIT_SHORT = ('How many entries to return in a single page of results '
+# the lead is 103 bytes and states no fact ("to return" would: what a tool returns is a fact, issue 15): cut at its last clause end within 100 bytes (the comma after "results")
+LIMIT_SHORT = ('How many entries to include in a single page of results '
                'Values beyond 500 are refused by the server, and so are negative values or zero.')
 
 
@@ -220,11 +220,13 @@ def test_golden_other_shapes(shape):
 
 
 def test_golden_real_descriptions():
-    "Real descriptions: fetch keeps its lead whole and the sentence that says it now has internet access (tool choice); git_log's timestamp rules are kept whole."
+    """Real descriptions: fetch keeps its lead whole, the sentence that says it now has internet access (tool choice) and
+    the one that says what it can now do (capability, issue 15); git_log's timestamp rules are kept whole."""
     fetch = json.loads(shrink(corpus_path('catalogs/mcp_fetch.json').read_bytes(), ':memory:')[0])
     assert fetch['tools'][0]['description'] == ('Fetches a URL from the internet and optionally extracts its contents as markdown.\n'
                                                 'Although originally you did not have internet access, and were advised to refuse and tell '
-                                                'the user this, this tool now grants you internet access.')
+                                                'the user this, this tool now grants you internet access. Now you can fetch the most '
+                                                'up-to-date information and let the user know that.')
     git_in = json.loads(corpus_path('catalogs/mcp_git.json').read_bytes())
     git_out = json.loads(shrink(corpus_path('catalogs/mcp_git.json').read_bytes(), ':memory:')[0])
     log_in, log_out = ([t for t in d['tools'] if t['name'] == 'git_log'][0]['inputSchema']['properties'] for d in (git_in, git_out))

@@ -1,5 +1,5 @@
 """`caveman-shrink` as a subprocess (reference §8.2, SPEC §10, §13, §14.9): the stdin/stdout/stderr contract, exit
-codes, the 32 MiB stdin cap, malformed input byte-identical, the lint table and `--json`, recover, store failure."""
+codes, the 32 MiB stdin cap, input that is not JSON refused (exit 1, as `lint`), the lint table and `--json`, recover, store failure."""
 import json, os, re, shutil, stat, subprocess
 
 import pytest
@@ -70,12 +70,17 @@ def test_default_store_creates_home(tmp_path, env):
 
 @pytest.mark.parametrize('bad', [b'{not a valid catalog', b'\xff\xfe\x00garbage', b'', b'\xef\xbb\xbf{"tools": []}',
                                  b'{"tools": []} {"tools": []}', b'[' * 100000 + b']' * 100000])
-def test_malformed_input_passes_through(env, bad):
+def test_input_that_is_not_json_is_an_error(env, bad, tmp_path):
+    "Not one JSON value: exit 1, nothing on stdout, one JSON error line as `lint` writes it — never an echo that looks shrunk (issue 15)."
     p = cli(input=bad, env=env)
-    assert (p.returncode, p.stdout) == (0, bad)
-    report = one_json_line(p.stderr)
-    assert (report['ratio'], report['basis'], 'recovery_handle' in report) == (0, 'inferred', False)
-    assert report['tokens_after'] == report['tokens_before']
+    assert (p.returncode, p.stdout) == (1, b'')
+    err = one_json_line(p.stderr)
+    assert err['error'] == 'cave_invalid_catalog' and err['message'].startswith('shrink stdin: not valid JSON')
+    f = tmp_path / 'bad.json'
+    f.write_bytes(bad)
+    p = cli(str(f), env=env)
+    assert (p.returncode, p.stdout, one_json_line(p.stderr)['error']) == (1, b'', 'cave_invalid_catalog')
+    assert one_json_line(cli('lint', str(f), env=env).stderr)['error'] == 'cave_invalid_catalog'   # the same verdict as lint
 
 
 def test_not_smaller_passes_through(env):
