@@ -228,7 +228,7 @@ def run() -> str:
     md += ['', 'The last row is an indirection, not a rule: the agent would get the text back only from the first tool that carries it, '
                'in the same tools/list; a host that shows tools one at a time, filters them or loads them lazily would lose it, and the '
                "retention suite (which reads each tool alone) would count those facts lost. So it is not applied."]
-    md += ['', 'Facts: the retention suite of tests/test_shrink_retention.py (valid call, tool choice, safety; English, Chinese, '
+    md += ['', 'Facts: the retention suite of tests/test_shrink_retention.py (valid call, tool choice, safety, behaviour and output shape; English, Chinese, '
                'and our ja/ko/de/fr/es translations), applied to every catalog holding the tool and the fact. Lazy loading: the compact '
                'tokens a host pays up front when it sends only names + descriptions (and loads schemas on demand), or only names + input '
                'schemas (no tool descriptions). shrink = one `caveman.shrink.shrink` call into an in-memory store, median of 5 runs; '
