@@ -1,0 +1,114 @@
+"""caveman-mcp as a gateway inside the real Claude Code binary (`@anthropic-ai/claude-code`, npm), offline.
+
+Claude Code runs `caveman-mcp --config servers.json` as its `caveman` MCP server, in front of the real
+`@modelcontextprotocol/server-filesystem` (npm) and `mcp-server-time` (PyPI), installed by tests/_upstreams.py.
+A fake Messages API (`_fake_anthropic.py`) plays the model: it reads a large file through the namespaced
+upstream tool and then calls `caveman_retrieve` with the handle it saw; we read exactly what the model was
+sent. The model's script adapts to the host the way a model must: if the gateway's tools are not listed
+yet it calls `WaitForMcpServers`, and if the host defers MCP tools behind `ToolSearch` it first selects the
+tool (`select:<name>`). The file is a real pytest log from the shared corpus, read in place (the filesystem
+server is rooted at the corpus directory) and read again here with the test's own code.
+"""
+import json, re, subprocess, sys
+from pathlib import Path
+
+import pytest
+
+from caveman.corpus import corpus_path
+from _fake_anthropic import FakeAnthropic, tool_use, tool_results, result_text, text
+from _claude_code import claude_binary, host_env, run_claude
+from _upstreams import install_upstreams
+
+pytestmark = pytest.mark.slow
+
+HANDLE = re.compile(r'recovery_handle=\\?"(ccr_[0-9a-f]{32})\\?"')
+READ = 'mcp__caveman__filesystem__read_text_file'
+RETRIEVE = 'mcp__caveman__caveman_retrieve'
+
+
+@pytest.fixture(scope='module')
+def claude() -> str:
+    try: return claude_binary()
+    except RuntimeError as e: pytest.fail(str(e))
+
+
+@pytest.fixture(scope='module')
+def upstreams():
+    return install_upstreams()
+
+
+def exe(name: str) -> str:
+    p = Path(sys.executable).with_name(name)
+    if not p.exists(): pytest.fail(f'the {name} console script is not installed: run through `make test`')
+    return str(p)
+
+
+class Agent:
+    "A scripted model: each turn, the next tool call its plan needs, making sure the host has loaded the tool first."
+    def __init__(self, plan):
+        self.plan, self.searched, self.waits = plan, set(), 0   # plan: [(id, tool name, input or callable(seen) -> input)]
+
+    def __call__(self, body: dict) -> list[dict]:
+        tools = {t['name']: t for t in body.get('tools', [])}
+        seen = {b['tool_use_id']: result_text(b) for b in tool_results(body)}
+        for id_, name, args in self.plan:
+            if id_ in seen: continue
+            if name not in tools or tools[name].get('defer_loading'):
+                if 'ToolSearch' in tools and name not in self.searched:
+                    self.searched.add(name)
+                    return [tool_use('ToolSearch', {'query': f'select:{name}'})]
+                if name not in tools and 'WaitForMcpServers' in tools and self.waits < 6:    # "still connecting": ask again
+                    self.waits += 1
+                    return [tool_use('WaitForMcpServers', {})]
+                if name not in tools: return [text(f'{name} is not among my tools')]
+            args = args(seen) if callable(args) else args
+            return [text(args)] if isinstance(args, str) else [tool_use(name, args, id=id_)]
+        return [text('done')]
+
+    def script(self) -> list: return [self] * 16
+
+
+def retrieve_args(seen: dict):
+    m = HANDLE.search(seen.get('toolu_read', ''))
+    return {'recovery_handle': m.group(1)} if m else 'no handle in the view'
+
+
+def write_gateway_project(tmp: Path, upstreams: dict, root: Path) -> tuple[Path, dict]:
+    "A project whose `.mcp.json` runs the gateway in front of the filesystem (rooted at `root`) and time servers; returns (project, env)."
+    project, home = tmp / 'project', tmp / 'home'
+    project.mkdir(); home.mkdir()
+    fs, tm = upstreams['filesystem'], upstreams['time']
+    cfg = tmp / 'servers.json'
+    cfg.write_text(json.dumps({'mcpServers': {'filesystem': {'command': fs[0], 'args': fs[1:] + [str(root)]},
+                                              'time': {'command': tm[0], 'args': ['--local-timezone', 'UTC']}}}))
+    (project / '.mcp.json').write_text(json.dumps({'mcpServers': {'caveman': {'type': 'stdio', 'command': exe('caveman-mcp'),
+                                                                              'args': ['--config', str(cfg)], 'env': {}}}}))
+    (project / '.claude').mkdir()
+    (project / '.claude' / 'settings.json').write_text(json.dumps({'enabledMcpjsonServers': ['caveman']}))
+    return project, host_env(home)
+
+
+def test_claude_code_reads_a_large_file_through_the_gateway_and_retrieves_the_exact_original(claude, upstreams, tmp_path):
+    path = corpus_path('log_pytest_requests_failures.log')
+    original = path.read_bytes().decode()                           # the test's own read of the file
+    assert len(original) > 50_000                                   # over Claude Code's preview cut for MCP results
+    project, env = write_gateway_project(tmp_path, upstreams, path.parent)
+    agent = Agent([('toolu_read', READ, {'path': str(path)}), ('toolu_retrieve', RETRIEVE, retrieve_args)])
+    with FakeAnthropic(agent.script()) as api:
+        r = run_claude(claude, project, {**env, **api.env()}, 'mcp__caveman', sources='project')
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    last = api.main_requests()[-1]
+    listed = [t['name'] for t in last['tools']]
+    assert READ in listed and 'mcp__caveman__time__get_current_time' in listed and RETRIEVE in listed
+    assert 'mcp__caveman__caveman_compress' not in listed                          # not offered in gateway mode
+    seen = {b['tool_use_id']: result_text(b) for b in tool_results(last)}
+    view = seen['toolu_read']
+    # Claude Code shows the model only structuredContent when a result has one: the gateway put the view there too
+    # (as JSON, maybe followed by a <system-reminder> the host appends)
+    shown = json.JSONDecoder().raw_decode(view)[0]['content'] if view.startswith('{"content":') else view
+    assert '(caveman)' in shown or '… caveman:' in shown
+    assert 'persisted-output' not in view and len(shown) < len(original) / 2
+    handle = HANDLE.search(view).group(1)
+    assert seen['toolu_retrieve'] == original                                      # the exact original, whole
+    cli = subprocess.run([exe('caveman'), 'retrieve', handle], env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert cli.stdout == path.read_bytes()                                         # the gateway's store is the user's store
