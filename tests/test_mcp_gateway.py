@@ -260,3 +260,25 @@ def test_inspector_cli_through_the_gateway(world, inspector, tmp_path):
     handle = re.search(r'original stored as (ccr_[0-9a-f]{32})', view)[1]
     back = run('--method', 'tools/call', '--tool-name', 'caveman_retrieve', '--tool-arg', f'recovery_handle={handle}')
     assert back['content'][0]['text'] == world['log'].decode()
+
+
+def test_upstreams_get_the_hosts_environment_with_their_env_over_it(world, tmp_path):
+    "As a host runs them: the gateway's whole environment (the host's) plus the entry's `env`, `${VAR}`s expanded; secrets never logged."
+    spec = world['servers']['everything']
+    cfg = tmp_path / 'env.json'
+    cfg.write_text(json.dumps({'mcpServers': {'everything': {'command': spec['command'], 'args': spec['args'],
+                                                             'env': {'FROM_ENTRY': 'entry', 'SHADOWED': 'entry wins',
+                                                                     'EXPANDED': '${HOST_ONLY_TOKEN}', 'DEFAULTED': '${UNSET_HERE:-fallback}'}}}}))
+    env = {**world['env'], 'HOST_ONLY_TOKEN': 'tok-4f1e9c', 'SHADOWED': 'host', 'CAVEMAN_EXCLUDE': 'mcp__everything__get-env'}
+    env.pop('UNSET_HERE', None)
+    errlog = open(tmp_path / 'err.log', 'w+')
+    async def go():
+        async with client(server_command() + ['--config', str(cfg)], env, errlog) as s:
+            return await s.call_tool('get-env', {})
+    res = asyncio.run(go())
+    seen = json.loads(text(res))
+    assert seen['HOST_ONLY_TOKEN'] == 'tok-4f1e9c' and seen['HOME'] == env['HOME']           # inherited, as from the host
+    assert seen['CAVEMAN_CCR_DB'] == env['CAVEMAN_CCR_DB']
+    assert (seen['FROM_ENTRY'], seen['SHADOWED'], seen['EXPANDED'], seen['DEFAULTED']) == ('entry', 'entry wins', 'tok-4f1e9c', 'fallback')
+    errlog.seek(0)
+    assert 'tok-4f1e9c' not in errlog.read()

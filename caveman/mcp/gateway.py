@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['log', 'RESERVED_NAMES', 'STARTUP_TIMEOUT', 'GATEWAY_TOOLS', 'GATEWAY_INSTRUCTIONS', 'ConfigError', 'policy_names',
-           'UpstreamSpec', 'shared_policy', 'parse_config', 'load_config', 'command_spec', 'exposed_name',
-           'shrink_tool', 'handle_line', 'compress_result', 'UpstreamUnavailable', 'Upstream', 'Gateway', 'LineWriter',
-           'gateway_dispatch']
+           'UpstreamSpec', 'expand', 'shared_policy', 'parse_config', 'load_config', 'command_spec',
+           'upstream_environment', 'exposed_name', 'shrink_tool', 'handle_line', 'compress_result',
+           'UpstreamUnavailable', 'Upstream', 'Gateway', 'LineWriter', 'gateway_dispatch']
 
 # %% ../../nbs/55_mcp_gateway.ipynb #077cc1a5
 import asyncio, concurrent.futures, hashlib, json, logging, os, re, shutil, threading, time
@@ -52,8 +52,21 @@ def _str_map(v, what: str, where: str) -> tuple:
         raise ConfigError(f'{where}: {what} must be an object of strings')
     return tuple(v.items())
 
-def _server(name: str, obj, base: Policy) -> UpstreamSpec:
+_VAR = re.compile(r'\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}')
+
+def expand(value: str, environ: dict, where: str) -> str:
+    "`value` with each `${VAR}` / `${VAR:-default}` replaced from `environ` (an unset or empty VAR takes the default), as hosts expand their MCP configs; raises `ConfigError` naming `where` and VAR when VAR is unset and has no default."
+    def one(m):
+        v = environ.get(m.group(1), '')
+        if v: return v
+        if m.group(2) is not None: return m.group(2)
+        if m.group(1) in environ: return ''
+        raise ConfigError(f'{where}: environment variable {m.group(1)} is not set (write ${{{m.group(1)}:-default}} for a default)')
+    return _VAR.sub(one, value)
+
+def _server(name: str, obj, base: Policy, environ: dict | None = None) -> UpstreamSpec:
     where = f'server {name!r}'
+    environ = os.environ if environ is None else environ
     if not isinstance(obj, dict): raise ConfigError(f'{where}: must be an object with "command" or "url"')
     if unknown := sorted(set(obj) - _SERVER_KEYS): raise ConfigError(f'{where}: unknown key {unknown[0]!r} (known: {", ".join(sorted(_SERVER_KEYS))})')
     command, url = obj.get('command'), obj.get('url')
@@ -66,12 +79,15 @@ def _server(name: str, obj, base: Policy) -> UpstreamSpec:
     cwd = obj.get('cwd')
     if cwd is not None and not isinstance(cwd, str): raise ConfigError(f'{where}: cwd must be a string')
     policy = _policy(base, obj.get('caveman'), where)
+    x = lambda v: expand(v, environ, where)
+    pairs = lambda key: tuple((k, x(v)) for k, v in _str_map(obj.get(key), key, where))
     if url is not None:
-        if not (isinstance(url, str) and re.match(r'https?://', url)): raise ConfigError(f'{where}: url must be an http(s) URL')
-        return UpstreamSpec(name, url=url, headers=_str_map(obj.get('headers'), 'headers', where), policy=policy)
+        if not isinstance(url, str) or not re.match(r'https?://', url := x(url)): raise ConfigError(f'{where}: url must be an http(s) URL')
+        return UpstreamSpec(name, url=url, headers=pairs('headers'), policy=policy)
     if not isinstance(command, str) or not command: raise ConfigError(f'{where}: command must be a non-empty string')
-    if shutil.which(command) is None: raise ConfigError(f'{where}: command not found: {command}')
-    return UpstreamSpec(name, command=command, args=tuple(args), env=_str_map(obj.get('env'), 'env', where), cwd=cwd, policy=policy)
+    command = x(command)
+    if shutil.which(command, path=environ.get('PATH')) is None: raise ConfigError(f'{where}: command not found: {command}')
+    return UpstreamSpec(name, command=command, args=tuple(x(a) for a in args), env=pairs('env'), cwd=None if cwd is None else x(cwd), policy=policy)
 
 def shared_policy(base: Policy | None = None) -> Policy:
     "`base`, or the shared policy (`caveman.policy.load_policy`: file and environment) with its deprecation notes logged; raises `ConfigError`."
@@ -81,14 +97,14 @@ def shared_policy(base: Policy | None = None) -> Policy:
     for n in base.notes: log.warning('caveman-mcp: %s', n)
     return base
 
-def parse_config(obj, base: Policy | None = None) -> list[UpstreamSpec]:
-    "The upstream servers of a parsed `{\"mcpServers\": {name: {command, args, env, cwd} | {url, headers}}, \"caveman\": {policy}}` config, in file order, their policies refining `base` (default: the shared policy); raises `ConfigError` naming the server."
+def parse_config(obj, base: Policy | None = None, environ: dict | None = None) -> list[UpstreamSpec]:
+    "The upstream servers of a parsed `{\"mcpServers\": {name: {command, args, env, cwd} | {url, headers}}, \"caveman\": {policy}}` config, in file order, their policies refining `base` (default: the shared policy), `${VAR}`s expanded from `environ` (default `os.environ`); raises `ConfigError` naming the server."
     if not isinstance(obj, dict) or not isinstance(obj.get('mcpServers'), dict):
         raise ConfigError('the config must be a JSON object with an "mcpServers" object')
     if unknown := sorted(set(obj) - {'mcpServers', 'caveman'}): raise ConfigError(f'unknown top-level key {unknown[0]!r} (known: mcpServers, caveman)')
     base = _policy(shared_policy(base), obj.get('caveman'), 'top-level')
     if not obj['mcpServers']: raise ConfigError('"mcpServers" names no server')
-    return [_server(name, s, base) for name, s in obj['mcpServers'].items()]
+    return [_server(name, s, base, environ) for name, s in obj['mcpServers'].items()]
 
 def load_config(path: str, base: Policy | None = None) -> list[UpstreamSpec]:
     "`parse_config` of the JSON file at `path` (policies refining `base`, default the shared policy); raises `ConfigError` when it cannot be read or is not JSON."
@@ -105,6 +121,11 @@ def command_spec(argv: list[str], base: Policy | None = None) -> UpstreamSpec:
     pkg = next((a for a in argv[1:] if not a.startswith('-')), argv[0]) if os.path.basename(argv[0]) in ('npx', 'uvx', 'python', 'python3', 'node', 'pipx') else argv[0]
     name = re.sub(r'[^A-Za-z0-9_-]+', '_', os.path.basename(pkg.rstrip('/')).split('@')[0]).strip('_') or 'upstream'
     return _server(name, {'command': argv[0], 'args': list(argv[1:])}, shared_policy(base))
+
+# %% ../../nbs/55_mcp_gateway.ipynb #75040c3e
+def upstream_environment(env: tuple = (), environ: dict | None = None) -> dict:
+    "The environment a stdio upstream starts with: the gateway's own (`environ`, default `os.environ`: the host's) with the server's `env` pairs over it."
+    return {**(os.environ if environ is None else environ), **dict(env)}
 
 # %% ../../nbs/55_mcp_gateway.ipynb #ea8e2c41
 _NAME_BAD = re.compile(r'[^A-Za-z0-9_.-]')
@@ -258,7 +279,7 @@ class Upstream:
                 client = await stack.enter_async_context(create_mcp_http_client(headers=dict(self.spec.headers)))
                 streams = await stack.enter_async_context(streamable_http_client(self.spec.url, http_client=client))
             else:
-                params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=dict(self.spec.env) or None, cwd=self.spec.cwd)
+                params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=upstream_environment(self.spec.env), cwd=self.spec.cwd)
                 streams = await stack.enter_async_context(stdio_client(params, errlog=stack.enter_context(_stderr_pump(self.name))))
             session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
             init = await session.initialize()
