@@ -101,7 +101,7 @@ def parse_config(obj, base: Policy | None = None, environ: dict | None = None) -
     "The upstream servers of a parsed `{\"mcpServers\": {name: {command, args, env, cwd} | {url, headers}}, \"caveman\": {policy}}` config, in file order, their policies refining `base` (default: the shared policy), `${VAR}`s expanded from `environ` (default `os.environ`); raises `ConfigError` naming the server."
     if not isinstance(obj, dict) or not isinstance(obj.get('mcpServers'), dict):
         raise ConfigError('the config must be a JSON object with an "mcpServers" object')
-    if unknown := sorted(set(obj) - {'mcpServers', 'caveman'}): raise ConfigError(f'unknown top-level key {unknown[0]!r} (known: mcpServers, caveman)')
+    if unknown := sorted(set(obj) - {'mcpServers', 'caveman', 'installed'}): raise ConfigError(f'unknown top-level key {unknown[0]!r} (known: mcpServers, caveman, installed)')
     base = _policy(shared_policy(base), obj.get('caveman'), 'top-level')
     if not obj['mcpServers']: raise ConfigError('"mcpServers" names no server')
     return [_server(name, s, base, environ) for name, s in obj['mcpServers'].items()]
