@@ -8,6 +8,11 @@ sent. The model's script adapts to the host the way a model must: if the gateway
 yet it calls `WaitForMcpServers`, and if the host defers MCP tools behind `ToolSearch` it first selects the
 tool (`select:<name>`). The file is a real pytest log from the shared corpus, read in place (the filesystem
 server is rooted at the corpus directory) and read again here with the test's own code.
+
+The second test starts from a project whose `.mcp.json` runs the two servers directly: the real
+`caveman install claude-code --scope project --gateway` moves them behind caveman, Claude Code reaches them
+as `mcp__caveman__<server>__<tool>`, and `caveman uninstall` gives `.mcp.json` back, after which Claude Code
+calls `mcp__filesystem__read_text_file` directly again and gets the file untouched.
 """
 import json, re, subprocess, sys
 from pathlib import Path
@@ -112,3 +117,56 @@ def test_claude_code_reads_a_large_file_through_the_gateway_and_retrieves_the_ex
     assert seen['toolu_retrieve'] == original                                      # the exact original, whole
     cli = subprocess.run([exe('caveman'), 'retrieve', handle], env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
     assert cli.stdout == path.read_bytes()                                         # the gateway's store is the user's store
+
+
+def shown_text(result: str) -> str:
+    "What a tool_result says: the `content` of a structuredContent JSON (as Claude Code shows it), else the text."
+    if result.startswith('{"content":'): return json.JSONDecoder().raw_decode(result)[0]['content']
+    return result
+
+
+def test_install_gateway_moves_the_projects_servers_behind_caveman_and_uninstall_brings_them_back(claude, upstreams, tmp_path):
+    project, home = tmp_path / 'project', tmp_path / 'home'
+    project.mkdir(); home.mkdir()
+    listing = subprocess.run([sys.executable, '-m', 'pip', 'list', '-v'], capture_output=True, timeout=300).stdout   # real, captured now
+    assert 5_000 < len(listing) < 45_000                          # under Claude Code's preview cut when read directly
+    path = project / 'pip-list.txt'; path.write_bytes(listing)
+    original = listing.decode()
+    env = host_env(home)
+    fs, tm = upstreams['filesystem'], upstreams['time']
+    # the project is the root Claude Code gives the filesystem server (MCP roots) when it runs it directly
+    mcp_json = {'mcpServers': {'filesystem': {'type': 'stdio', 'command': fs[0], 'args': fs[1:] + [str(project)], 'env': {}},
+                               'time': {'type': 'stdio', 'command': tm[0], 'args': ['--local-timezone', 'UTC'], 'env': {}}}}
+    (project / '.mcp.json').write_text(json.dumps(mcp_json, indent=2))
+    (project / '.claude').mkdir()
+    (project / '.claude' / 'settings.json').write_text(json.dumps({'enabledMcpjsonServers': ['filesystem', 'time']}))
+    before = (project / '.mcp.json').read_text()
+    caveman = lambda *a: subprocess.run([exe('caveman'), *a], cwd=project, env=env, capture_output=True, text=True, timeout=120,
+                                        stdin=subprocess.DEVNULL)
+
+    r = caveman('install', 'claude-code', '--scope', 'project', '--gateway')
+    assert r.returncode == 0 and 'moved behind the gateway: filesystem' in r.stdout, r.stderr
+    agent = Agent([('toolu_read', READ, {'path': str(path)}), ('toolu_retrieve', RETRIEVE, retrieve_args)])
+    with FakeAnthropic(agent.script()) as api:
+        r = run_claude(claude, project, {**env, **api.env()}, 'mcp__caveman', sources='project')
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    last = api.main_requests()[-1]
+    assert not any(t['name'].startswith(('mcp__filesystem__', 'mcp__time__')) for t in last['tools'])
+    seen = {b['tool_use_id']: result_text(b) for b in tool_results(last)}
+    view = shown_text(seen['toolu_read'])
+    assert len(view) < len(original) and HANDLE.search(seen['toolu_read'])
+    assert seen['toolu_retrieve'] == original
+
+    r = caveman('uninstall', 'claude-code', '--scope', 'project')
+    assert r.returncode == 0 and 'moved back from the gateway: filesystem' in r.stdout, r.stderr
+    assert json.loads((project / '.mcp.json').read_text()) == json.loads(before)
+    assert list(json.loads((project / '.mcp.json').read_text())['mcpServers']) == ['filesystem', 'time']
+    direct = 'mcp__filesystem__read_text_file'
+    agent = Agent([('toolu_direct', direct, {'path': str(path)})])
+    with FakeAnthropic(agent.script()) as api:
+        r = run_claude(claude, project, {**env, **api.env()}, 'mcp__filesystem', sources='project')
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    last = api.main_requests()[-1]
+    assert not any(t['name'].startswith('mcp__caveman__') for t in last['tools'])
+    seen = {b['tool_use_id']: result_text(b) for b in tool_results(last)}
+    assert shown_text(seen['toolu_direct']) == original                   # the server, directly again, untouched
