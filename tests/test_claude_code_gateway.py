@@ -6,7 +6,9 @@ A fake Messages API (`_fake_anthropic.py`) plays the model: it reads a large fil
 upstream tool and then calls `caveman_retrieve` with the handle it saw; we read exactly what the model was
 sent. The model's script adapts to the host the way a model must: if the gateway's tools are not listed
 yet it calls `WaitForMcpServers`, and if the host defers MCP tools behind `ToolSearch` it first selects the
-tool (`select:<name>`). The file is a real pytest log from the shared corpus, read in place (the filesystem
+tool (`select:<name>`) until the host loads it. The first test runs on two Claude Code versions: 2.1.197 (the
+hooks' pin: MCP tools listed once connected) and 2.1.328 (the protocol test's pin: MCP tools deferred behind
+ToolSearch, results followed by `<system-reminder>` parts). The file is a real pytest log from the shared corpus, read in place (the filesystem
 server is rooted at the corpus directory) and read again here with the test's own code.
 
 The second test starts from a project whose `.mcp.json` runs the two servers directly: the real
@@ -14,14 +16,14 @@ The second test starts from a project whose `.mcp.json` runs the two servers dir
 as `mcp__caveman__<server>__<tool>`, and `caveman uninstall` gives `.mcp.json` back, after which Claude Code
 calls `mcp__filesystem__read_text_file` directly again and gets the file untouched.
 """
-import json, re, subprocess, sys
+import json, re, subprocess, sys, time
 from pathlib import Path
 
 import pytest
 
 from caveman.corpus import corpus_path
 from _fake_anthropic import FakeAnthropic, tool_use, tool_results, result_text, text
-from _claude_code import claude_binary, host_env, run_claude
+from _claude_code import claude_binary, host_env, run_claude, ROOT
 from _upstreams import install_upstreams
 
 pytestmark = pytest.mark.slow
@@ -37,6 +39,16 @@ def claude() -> str:
     except RuntimeError as e: pytest.fail(str(e))
 
 
+# the hooks' pinned version, which lists MCP tools, and the protocol test's, which defers them behind ToolSearch
+VERSIONS = {'2.1.197': None, '2.1.328': ROOT / '.work' / 'npm-claude'}
+
+
+@pytest.fixture(scope='module', params=list(VERSIONS))
+def any_claude(request) -> str:
+    try: return claude_binary(request.param, VERSIONS[request.param]) if VERSIONS[request.param] else claude_binary()
+    except RuntimeError as e: pytest.fail(str(e))
+
+
 @pytest.fixture(scope='module')
 def upstreams():
     return install_upstreams()
@@ -49,28 +61,47 @@ def exe(name: str) -> str:
 
 
 class Agent:
-    "A scripted model: each turn, the next tool call its plan needs, making sure the host has loaded the tool first."
+    "A scripted model: each turn, the next tool call of its plan, first making sure the host has loaded the tool."
     def __init__(self, plan):
-        self.plan, self.searched, self.waits = plan, set(), 0   # plan: [(id, tool name, input or callable(seen) -> input)]
+        self.plan, self.searches, self.waits = plan, 0, 0    # plan: [(id, tool name, input or callable(seen) -> input)]
 
     def __call__(self, body: dict) -> list[dict]:
         tools = {t['name']: t for t in body.get('tools', [])}
         seen = {b['tool_use_id']: result_text(b) for b in tool_results(body)}
+        referenced = {c.get('tool_name') for b in tool_results(body) if isinstance(b.get('content'), list)
+                      for c in b['content'] if isinstance(c, dict) and c.get('type') == 'tool_reference'}
+        def loaded(name):                   # listed, or loaded by a ToolSearch (Claude Code 2.1.3xx defers MCP tools behind it)
+            if name in tools and (not tools[name].get('defer_loading') or name in referenced): return True
+            return any(k.startswith('toolu_search_') and re.search(rf'"name":\s*"{re.escape(name)}"', v) for k, v in seen.items())
         for id_, name, args in self.plan:
             if id_ in seen: continue
-            if name not in tools or tools[name].get('defer_loading'):
-                if 'ToolSearch' in tools and name not in self.searched:
-                    self.searched.add(name)
-                    return [tool_use('ToolSearch', {'query': f'select:{name}'})]
-                if name not in tools and 'WaitForMcpServers' in tools and self.waits < 6:    # "still connecting": ask again
+            if not loaded(name):
+                if 'ToolSearch' in tools and self.searches < 40:     # "some MCP servers are still connecting": search again
+                    if self.searches: time.sleep(1)
+                    self.searches += 1
+                    return [tool_use('ToolSearch', {'query': f'select:{name}', 'max_results': 5}, id=f'toolu_search_{self.searches}')]
+                if 'WaitForMcpServers' in tools and self.waits < 6:   # "still connecting": ask again
                     self.waits += 1
                     return [tool_use('WaitForMcpServers', {})]
-                if name not in tools: return [text(f'{name} is not among my tools')]
+                return [text(f'{name} is not among my tools')]
             args = args(seen) if callable(args) else args
             return [text(args)] if isinstance(args, str) else [tool_use(name, args, id=id_)]
         return [text('done')]
 
-    def script(self) -> list: return [self] * 16
+    def script(self) -> list: return [self] * 60
+
+
+def tool_text(block: dict) -> str:
+    "The text of a tool_result as the tool gave it: without the `<system-reminder>` parts 2.1.3xx appends, and the one newline it adds before them."
+    c = block.get('content', '')
+    if isinstance(c, str): return c
+    parts = [p.get('text', '') for p in c if isinstance(p, dict) and p.get('type') == 'text']
+    out = []
+    for i, t in enumerate(parts):
+        if t.lstrip().startswith('<system-reminder>'): continue
+        follows = i + 1 < len(parts) and parts[i + 1].lstrip().startswith('<system-reminder>')
+        out.append(t[:-1] if follows and t.endswith('\n') else t)
+    return ''.join(out)
 
 
 def retrieve_args(seen: dict):
@@ -93,20 +124,20 @@ def write_gateway_project(tmp: Path, upstreams: dict, root: Path) -> tuple[Path,
     return project, host_env(home)
 
 
-def test_claude_code_reads_a_large_file_through_the_gateway_and_retrieves_the_exact_original(claude, upstreams, tmp_path):
+def test_claude_code_reads_a_large_file_through_the_gateway_and_retrieves_the_exact_original(any_claude, upstreams, tmp_path):
     path = corpus_path('log_pytest_requests_failures.log')
     original = path.read_bytes().decode()                           # the test's own read of the file
     assert len(original) > 50_000                                   # over Claude Code's preview cut for MCP results
     project, env = write_gateway_project(tmp_path, upstreams, path.parent)
     agent = Agent([('toolu_read', READ, {'path': str(path)}), ('toolu_retrieve', RETRIEVE, retrieve_args)])
     with FakeAnthropic(agent.script()) as api:
-        r = run_claude(claude, project, {**env, **api.env()}, 'mcp__caveman', sources='project')
+        r = run_claude(any_claude, project, {**env, **api.env()}, 'mcp__caveman', sources='project')
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
     last = api.main_requests()[-1]
-    listed = [t['name'] for t in last['tools']]
-    assert READ in listed and 'mcp__caveman__time__get_current_time' in listed and RETRIEVE in listed
-    assert 'mcp__caveman__caveman_compress' not in listed                          # not offered in gateway mode
-    seen = {b['tool_use_id']: result_text(b) for b in tool_results(last)}
+    offered = json.dumps(last)                      # listed in `tools`, or named in a deferred-tools reminder / ToolSearch result
+    assert READ in offered and 'mcp__caveman__time__get_current_time' in offered and RETRIEVE in offered
+    assert 'mcp__caveman__caveman_compress' not in offered                          # not offered in gateway mode
+    seen = {b['tool_use_id']: tool_text(b) for b in tool_results(last)}
     view = seen['toolu_read']
     # Claude Code shows the model only structuredContent when a result has one: the gateway put the view there too
     # (as JSON, maybe followed by a <system-reminder> the host appends)
@@ -152,7 +183,7 @@ def test_install_gateway_moves_the_projects_servers_behind_caveman_and_uninstall
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
     last = api.main_requests()[-1]
     assert not any(t['name'].startswith(('mcp__filesystem__', 'mcp__time__')) for t in last['tools'])
-    seen = {b['tool_use_id']: result_text(b) for b in tool_results(last)}
+    seen = {b['tool_use_id']: tool_text(b) for b in tool_results(last)}
     view = shown_text(seen['toolu_read'])
     assert len(view) < len(original) and HANDLE.search(seen['toolu_read'])
     assert seen['toolu_retrieve'] == original
@@ -168,5 +199,5 @@ def test_install_gateway_moves_the_projects_servers_behind_caveman_and_uninstall
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
     last = api.main_requests()[-1]
     assert not any(t['name'].startswith('mcp__caveman__') for t in last['tools'])
-    seen = {b['tool_use_id']: result_text(b) for b in tool_results(last)}
+    seen = {b['tool_use_id']: tool_text(b) for b in tool_results(last)}
     assert shown_text(seen['toolu_direct']) == original                   # the server, directly again, untouched
