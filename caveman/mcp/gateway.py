@@ -522,13 +522,13 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
     "A `dispatch(method, params)` serving `gateway`'s upstreams beside `caveman_retrieve`/`caveman_stats` of `tools`, falling back to `base`; `notify(message: dict)` sends a notification to the client."
     from caveman.mcp.tools import TOOL_DEFINITIONS, tool_definitions, _error, _dumps, _utf8_len
     from caveman.mcp.jsonrpc import RpcError
-    own = [d for d in TOOL_DEFINITIONS if d['name'] in GATEWAY_TOOLS]      # until initialize names the version
+    own, negotiated = [d for d in TOOL_DEFINITIONS if d['name'] in GATEWAY_TOOLS], None     # until initialize names the version
     if notify is not None:
         gateway.on_change = lambda: notify({'jsonrpc': '2.0', 'method': 'notifications/tools/list_changed'})
 
     def call(params: dict):
         name, args = params['name'], params.get('arguments')
-        if name in GATEWAY_TOOLS: return tools.call(name, args)
+        if name in GATEWAY_TOOLS: return tools.call(name, args, negotiated) if negotiated else tools.call(name, args)
         from mcp.shared.exceptions import MCPError                    # imported by the gateway's boot thread by now
         gateway.booted()
         token = (params.get('_meta') or {}).get('progressToken') if isinstance(params.get('_meta'), dict) else None
@@ -550,10 +550,11 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
 
     def dispatch(method: str, params):
         if method == 'initialize':
-            nonlocal own
+            nonlocal own, negotiated
             r = {**base(method, params), 'capabilities': {'tools': {'listChanged': True}, 'resources': {}, 'prompts': {}}}
-            if isinstance(r.get('protocolVersion'), str):     # the version's annotations, titles and _meta (maxResultSizeChars)
-                own = [d for d in tool_definitions(r['protocolVersion']) if d['name'] in GATEWAY_TOOLS]
+            if isinstance(r.get('protocolVersion'), str):     # the version's annotations, titles, _meta (maxResultSizeChars), outputSchema
+                negotiated = r['protocolVersion']
+                own = [d for d in tool_definitions(negotiated) if d['name'] in GATEWAY_TOOLS]
             if 'instructions' in r: r['instructions'] = GATEWAY_INSTRUCTIONS      # caveman_compress is not served here
             return r
         if method == 'tools/list': return {'tools': gateway.tools() + own}
