@@ -66,9 +66,9 @@ def test_large_output_view_and_retrieve(env):
 
 
 def test_policy_file_excludes_a_command(env, tmp_path):
-    cfg = tmp_path / 'hooks.json'
+    cfg = tmp_path / 'policy.json'
     cfg.write_text(json.dumps({'exclude': ['Bash(x)']}))
-    r = hook(bash_event(LOG), {**env, 'CAVEMAN_HOOK_CONFIG': str(cfg)}, '--recovery')
+    r = hook(bash_event(LOG), {**env, 'CAVEMAN_POLICY': str(cfg)}, '--recovery')
     assert (r.returncode, r.stdout, r.stderr) == (0, b'', b'')
 
 
