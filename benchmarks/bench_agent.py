@@ -57,12 +57,21 @@ def make_failing_tests(where: Path) -> Path:
     return f
 
 
+GIT_LOG_AT = 'c06ac5e'   # a fixed commit of this repository, so `git log -p` shows the same six commits in every run
+
+
+def git_log_rev() -> str:
+    "`GIT_LOG_AT` when this clone has it, else HEAD (a shallow clone)."
+    r = subprocess.run(['git', '-C', str(ROOT), 'cat-file', '-e', f'{GIT_LOG_AT}^{{commit}}'], capture_output=True, timeout=60)
+    return GIT_LOG_AT if r.returncode == 0 else 'HEAD'
+
+
 def script(project: Path, work: Path) -> list:
     py = sys.executable
     return [
         ('pip install -v (local package)', 'Bash', {'command': f'{py} -m pip install -v --no-index --no-deps --no-build-isolation '
                                                     f'--target {work}/target {work}/benchpkg 2>&1'}),
-        ('git log -p', 'Bash', {'command': f'git -C {ROOT} log -p -6 --no-color'}),
+        ('git log -p', 'Bash', {'command': f'git -C {ROOT} log -p -6 --no-color {git_log_rev()}'}),
         ('failing pytest run', 'Bash', {'command': f'cd {work} && {py} -m pytest -v -p no:cacheprovider test_orders.py 2>&1; true'}),
         ('cat JSON API page', 'Bash', {'command': f'cat {corpus_path("json_github_list_issues.json")}'}),
         ('Read source file', 'Read', {'file_path': str(ROOT / 'caveman' / 'compressors' / 'base.py')}),
@@ -153,7 +162,8 @@ def run() -> str:
     tb, tc = sum(bare['requests']), sum(cave['requests'])
     full = [i for i in ids if 'persisted-output>' not in bare['results'].get(i, '')]   # calls whose whole output the bare model saw
     fb, fc = sum(count_tokens(bare['results'].get(i, '')) for i in full), sum(count_tokens(cave['results'].get(i, '')) for i in full)
-    fixed = bare['requests'][0]
+    fixed, fixed_cave, n = bare['requests'][0], cave['requests'][0], len(bare['requests'])
+    floor = (tb - fixed_cave * n) / tb     # the saving if every tool result cost nothing: the fixed prompt bounds it
     rb, rc = sum(count_tokens(t) for t in bare['results'].values()), sum(count_tokens(t) for t in cave['results'].values())
     return '\n'.join([
         '## agent: a ten-call session through the real Claude Code binary',
@@ -167,7 +177,10 @@ def run() -> str:
         'anchors: upstream wrap 33.2%, headroom 6.7%).** Tool results alone, as last sent: '
         f'{rb:,} -> {rc:,} ({(rb - rc) / rb:.1%} fewer); on the {len(full)} calls whose whole output the bare model saw '
         f'(no 30,000-character cut): {fb:,} -> {fc:,} ({(fb - fc) / fb:.1%} fewer). The first request, before any tool '
-        f'output, is {fixed:,} tokens of system prompt and tool definitions, sent again in every request.',
+        f'output, is {fixed:,} tokens of system prompt and tool definitions ({fixed_cave:,} with the caveman MCP tools), sent again in '
+        f'every one of the {n} requests: {fixed * n:,} of the {tb:,} the bare session sends ({fixed * n / tb:.0%}) are fixed. So even a '
+        f'hook that turned every tool result into nothing would save at most {floor:.1%} here; the tool results are what caveman can '
+        'change.',
         '',
         f'Prompt-cache stability (every earlier tool_result byte-identical in every later request): bare {"yes" if bare["stable"] else "NO"}, '
         f'caveman {"yes" if cave["stable"] else "NO"}. Retention probes visible: bare {kept_bare}/{total_probes}, with caveman {kept}/{total_probes} '
