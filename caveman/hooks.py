@@ -6,10 +6,10 @@
 __all__ = ['DEFAULT_INCLUDE', 'MIN_BYTES', 'MAX_CHARS', 'MAX_PERSISTED', 'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE',
            'HOOK_MATCHER', 'SERVER_NAME', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL',
            'HookError', 'Policy', 'is_caveman_tool', 'wants', 'load_policy', 'lossless_view', 'handle_line',
-           'compress_text', 'fit_view', 'claude_code', 'run_hook', 'hook_main', 'is_our_hook', 'settings_files',
-           'merge_hook', 'merge_server', 'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan',
-           'codex_exit_code', 'codex', 'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits',
-           'install_codex']
+           'compress_text', 'fit_view', 'ShapeError', 'caveman_servers', 'claude_code', 'run_hook', 'hook_main',
+           'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan', 'apply', 'diff', 'gemini_tool_name',
+           'gemini_cli', 'gemini_plan', 'codex_exit_code', 'codex', 'codex_home', 'codex_plan', 'CodexAppServer',
+           'codex_config_edits', 'install_codex']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import fnmatch, json, os, sys
@@ -43,8 +43,8 @@ def _matches(pattern: str, tool: str, tool_input: dict) -> bool:
     return isinstance(subject, str) and fnmatch.fnmatchcase(subject, arg.rstrip(')'))
 
 def is_caveman_tool(tool: str) -> bool:
-    "True for caveman's own MCP tools under any server name (`mcp__<server>__caveman_*`): their results are never compressed."
-    return tool.startswith('mcp__') and tool.rsplit('__', 1)[-1].startswith('caveman_')
+    "True for caveman's own MCP tools under any server name (`mcp__<server>__caveman_*`) and for every tool of the server the installer names `caveman` (`mcp__caveman__*`: in gateway mode its proxied tools, which it compressed already): their results are never compressed."
+    return tool.startswith('mcp__') and (tool.startswith('mcp__caveman__') or tool.rsplit('__', 1)[-1].startswith('caveman_'))
 
 def wants(policy: Policy, tool: str, tool_input: dict | None = None) -> bool:
     "True when `policy` lets the hook touch a call of `tool` with `tool_input` (include minus exclude; never caveman's own tools)."
@@ -73,7 +73,7 @@ def _size(v, what: str) -> int:
     if n < 0: raise HookError(f'{what} must not be negative')
     return n
 
-from .entry import caveman_home, config_path   # where the file is: in the thin entry point, which checks it too
+from .entry import caveman_home, config_path, text_bytes   # where the file is: in the thin entry point, which checks it too
 
 def load_policy(path: str | None = None, env: dict | None = None) -> Policy:
     "The `Policy` from the JSON file `path` (default `config_path()`; a missing file is the defaults) with `env` (default `os.environ`) overrides; raises `HookError` on a malformed file or value."
@@ -174,8 +174,15 @@ def _read_persisted(path) -> str:
     if len(data) > MAX_PERSISTED: raise HookError(f'the persisted output {path} is over {MAX_PERSISTED} bytes')
     return data.decode('utf-8', 'replace')
 
+class ShapeError(HookError):
+    "A tool response the adapter does not recognise: the original stands, and the hook says so in its stderr line."
+
+def _shape(tool: str, resp) -> ShapeError:
+    what = f'keys {", ".join(sorted(map(str, resp))[:8])}' if isinstance(resp, dict) else type(resp).__name__
+    return ShapeError(f'unknown {tool} tool_response shape ({what})')
+
 def _bash(resp: dict, view) -> dict | None:
-    if not isinstance(resp.get('stdout'), str) or not isinstance(resp.get('stderr', ''), str): return None
+    if not isinstance(resp.get('stdout'), str) or not isinstance(resp.get('stderr', ''), str): raise _shape('Bash', resp)
     persisted = resp.get('persistedOutputPath')
     stdout = _read_persisted(persisted) if persisted else resp['stdout']
     out, err = view(stdout), view(resp.get('stderr', ''))
@@ -187,29 +194,31 @@ def _bash(resp: dict, view) -> dict | None:
     if err is not None: new['stderr'] = err
     return new
 
-def _lines_field(obj: dict, key: str, view) -> dict | None:
+def _lines_field(obj: dict, key: str, view, tool: str = '') -> dict | None:
     names = obj.get(key)
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names): return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names): raise _shape(tool, obj)
     v = view('\n'.join(names))
     return None if v is None else dict(obj, **{key: v.rstrip('\n').split('\n')})
 
-def _text_field(obj: dict, key: str, view) -> dict | None:
-    if not isinstance(obj.get(key), str): return None
+def _text_field(obj: dict, key: str, view, tool: str = '') -> dict | None:
+    if not isinstance(obj.get(key), str): raise _shape(tool, obj)
     v = view(obj[key])
     return None if v is None else dict(obj, **{key: v})
 
 def _read(resp: dict, view) -> dict | None:
-    if resp.get('type') != 'text' or not isinstance(resp.get('file'), dict): return None
-    f = _text_field(resp['file'], 'content', view)
+    kind = resp.get('type')
+    if isinstance(kind, str) and kind != 'text': return None     # an image, a notebook, a PDF: not text caveman reads
+    if kind != 'text' or not isinstance(resp.get('file'), dict): raise _shape('Read', resp)
+    f = _text_field(resp['file'], 'content', view, 'Read')
     return None if f is None else dict(resp, file=f)
 
 def _grep(resp: dict, view) -> dict | None:
-    if resp.get('mode') == 'content' or isinstance(resp.get('content'), str): return _text_field(resp, 'content', view)
-    return _lines_field(resp, 'filenames', view)
+    if resp.get('mode') == 'content' or isinstance(resp.get('content'), str): return _text_field(resp, 'content', view, 'Grep')
+    return _lines_field(resp, 'filenames', view, 'Grep')
 
 def _mcp(resp, view):
     if isinstance(resp, str): return view(resp)
-    if not isinstance(resp, list) or not all(isinstance(b, dict) for b in resp): return None
+    if not isinstance(resp, list) or not all(isinstance(b, dict) for b in resp): raise _shape('MCP', resp)
     out, changed = [], False
     for b in resp:
         v = view(b['text']) if b.get('type') == 'text' and isinstance(b.get('text'), str) else None
@@ -217,24 +226,52 @@ def _mcp(resp, view):
     return out if changed else None
 
 ADAPTERS = {'Bash': _bash, 'Read': _read, 'Grep': _grep,
-            'Glob': lambda r, view: _lines_field(r, 'filenames', view),
-            'WebFetch': lambda r, view: _text_field(r, 'result', view)}
+            'Glob': lambda r, view: _lines_field(r, 'filenames', view, 'Glob'),
+            'WebFetch': lambda r, view: _text_field(r, 'result', view, 'WebFetch')}
 
 # %% ../nbs/63_hooks.ipynb #bd319fe4
+def _runs_caveman_mcp(server) -> bool:
+    if not isinstance(server, dict): return False
+    args = server.get('args') if isinstance(server.get('args'), list) else []
+    words = [w for w in [server.get('command'), *args] if isinstance(w, str)]
+    return any(os.path.basename(w) == 'caveman-mcp' or w == 'caveman.mcp.server' for w in words)
+
+def caveman_servers(cwd: str | None, home: str | None = None) -> set[str]:
+    "Names of the MCP servers that run `caveman-mcp` in Claude Code's settings for project `cwd` (`.mcp.json`, `~/.claude.json` global and per project); unreadable files name none."
+    home = home or os.path.expanduser('~')
+    maps = []
+    def load(path):
+        try:
+            with open(path, 'rb') as f: d = json.loads(f.read())
+            return d if isinstance(d, dict) else {}
+        except (OSError, ValueError): return {}
+    if isinstance(cwd, str) and cwd: maps.append(load(os.path.join(cwd, '.mcp.json')).get('mcpServers'))
+    user = load(os.path.join(home, '.claude.json'))
+    maps.append(user.get('mcpServers'))
+    projects = user.get('projects')
+    if isinstance(cwd, str) and isinstance(projects, dict) and isinstance(projects.get(cwd), dict): maps.append(projects[cwd].get('mcpServers'))
+    return {name for m in maps if isinstance(m, dict) for name, srv in m.items() if _runs_caveman_mcp(srv)}
+
+# %% ../nbs/63_hooks.ipynb #0894f54b
 def claude_code(event: dict, policy: Policy, recovery: bool) -> dict | None:
     "The Claude Code PostToolUse answer for hook `event` (a dict), or None to keep the tool's output; raises `HookError` on a malformed event."
     if not isinstance(event, dict): raise HookError('the hook input is not a JSON object')
     tool, resp = event.get('tool_name'), event.get('tool_response')
     if not isinstance(tool, str): raise HookError('the hook input has no tool_name')
     if event.get('hook_event_name', 'PostToolUse') != 'PostToolUse': return None
-    if not wants(policy, tool, event.get('tool_input')): return None
+    if not policy.enabled or text_bytes(resp, policy.min_bytes) < policy.min_bytes: return None   # small, whatever its shape: nothing to say
+    if not wants(policy, tool, event.get('tool_input')):
+        if tool not in ADAPTERS and not tool.startswith('mcp__'): raise HookError(f'unknown tool {tool!r}: caveman has no adapter for it')
+        return None
     query = ''
     view = lambda text: compress_text(text, recovery, policy, query)
     if tool.startswith('mcp__'):
+        if tool.split('__')[1] in caveman_servers(event.get('cwd')): return None
         new = _mcp(resp, view)
         return None if new is None else {'hookSpecificOutput': {'hookEventName': 'PostToolUse', 'updatedMCPToolOutput': new}}
     adapter = ADAPTERS.get(tool)
-    if adapter is None or not isinstance(resp, dict): return None
+    if adapter is None: raise HookError(f'no adapter for the tool {tool!r}')
+    if not isinstance(resp, dict): raise _shape(tool, resp)
     new = adapter(resp, view)
     return None if new is None else {'hookSpecificOutput': {'hookEventName': 'PostToolUse', 'updatedToolOutput': new}}
 
