@@ -11,7 +11,7 @@ import json, os, sys
 
 MIN_BYTES_DEFAULT = 2048                 # the policy's default minimum size (hooks.MIN_BYTES; checked equal in nbs/63_hooks)
 MAX_EVENT_BYTES = 64 * 1024 * 1024       # bytes of hook JSON read from stdin (hooks.MAX_EVENT)
-FAST_HOSTS = ('claude-code',)            # hosts whose events the fast path understands
+FAST_HOSTS = ('claude-code', 'cursor')          # hosts whose events the fast path understands
 _OFF, _ON = ('0', 'false', 'no', 'off', ''), ('1', 'true', 'yes', 'on')
 
 def caveman_home() -> str:

@@ -6,10 +6,10 @@
 __all__ = ['DEFAULT_INCLUDE', 'MIN_BYTES', 'MAX_CHARS', 'MAX_PERSISTED', 'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE',
            'HOOK_MATCHER', 'SERVER_NAME', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL',
            'HookError', 'Policy', 'is_caveman_tool', 'wants', 'load_policy', 'lossless_view', 'handle_line',
-           'compress_text', 'fit_view', 'ShapeError', 'caveman_servers', 'claude_code', 'run_hook', 'hook_main',
-           'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan', 'apply', 'diff', 'gemini_tool_name',
-           'gemini_cli', 'gemini_plan', 'codex_exit_code', 'codex', 'codex_home', 'codex_plan', 'CodexAppServer',
-           'codex_config_edits', 'install_codex']
+           'compress_text', 'fit_view', 'ShapeError', 'caveman_servers', 'claude_code', 'run_hook', 'cursor',
+           'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan', 'apply', 'diff',
+           'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_exit_code', 'codex', 'codex_home', 'codex_plan',
+           'CodexAppServer', 'codex_config_edits', 'install_codex']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import fnmatch, json, os, sys
@@ -294,6 +294,47 @@ def run_hook(host: str, data: bytes, recovery: bool = False, policy: Policy | No
     except HookError as e: return b'', f'caveman hook: {e}; the original output stands\n'.encode()
     except BaseException as e:
         return b'', f'caveman hook: internal error {type(e).__name__}: {e}; the original output stands\n'.encode()
+
+# %% ../nbs/63_hooks.ipynb #afa75e08
+def _cursor_gateways(event: dict, home: str | None = None) -> set[str]:
+    home = home or os.path.expanduser('~')
+    roots = [r for r in (event.get('workspace_roots') or []) if isinstance(r, str)] if isinstance(event.get('workspace_roots'), list) else []
+    names = set()
+    for path in [*(os.path.join(r, '.cursor', 'mcp.json') for r in roots), os.path.join(home, '.cursor', 'mcp.json')]:
+        try:
+            with open(path, 'rb') as f: d = json.loads(f.read())
+        except (OSError, ValueError): continue
+        m = d.get('mcpServers') if isinstance(d, dict) else None
+        if isinstance(m, dict): names |= {n for n, srv in m.items() if _runs_caveman_mcp(srv)}
+    return names
+
+def cursor(event: dict, policy: Policy, recovery: bool) -> dict | None:
+    "The Cursor `postToolUse` answer for hook `event`: `{'updated_mcp_tool_output': result}` for a large MCP result, else None (built-in tools: Cursor honours no replacement); raises `HookError` on a malformed event or an unknown result shape."
+    if not isinstance(event, dict): raise HookError('the hook input is not a JSON object')
+    tool = event.get('tool_name')
+    if not isinstance(tool, str): raise HookError('the hook input has no tool_name')
+    if event.get('hook_event_name', 'postToolUse') != 'postToolUse' or not tool.startswith('MCP:'): return None
+    out = event.get('tool_output')
+    if not policy.enabled or text_bytes(out, policy.min_bytes) < policy.min_bytes: return None
+    parts = tool.split(':')[1:]
+    name = 'mcp__' + '__'.join(parts)
+    if not wants(policy, name, event.get('tool_input') if isinstance(event.get('tool_input'), dict) else None): return None
+    gateways = _cursor_gateways(event)
+    if gateways and (len(parts) < 2 or parts[0] in gateways or parts[0] == 'caveman'): return None
+    result = out
+    if isinstance(out, str):
+        try: result = json.loads(out)
+        except ValueError: result = out                 # a plain text result
+    view = lambda text: compress_text(text, recovery, policy)
+    if isinstance(result, str): new = view(result)
+    elif isinstance(result, dict) and isinstance(result.get('content'), list):
+        if result.get('isError') is True: return None   # an error result stays as the server wrote it
+        blocks = _mcp(result['content'], view)
+        new = None if blocks is None else dict(result, content=blocks)
+    else: raise HookError(f'unknown Cursor MCP tool_output shape ({type(result).__name__})')
+    return None if new is None else {'updated_mcp_tool_output': new}
+
+HOSTS['cursor'] = cursor
 
 # %% ../nbs/63_hooks.ipynb #f6731786
 HOOK_USAGE = 'usage: caveman hook claude-code [--recovery]\n'
