@@ -5,11 +5,12 @@
 # %% auto #0
 __all__ = ['DEFAULT_INCLUDE', 'MIN_BYTES', 'MAX_CHARS', 'MAX_PERSISTED', 'READ_NOTE', 'ADAPTERS', 'HOSTS', 'MAX_EVENT',
            'HOOK_USAGE', 'HOOK_MATCHER', 'SERVER_NAME', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER',
-           'MAX_ROLLOUT_TAIL', 'HookError', 'Policy', 'is_caveman_tool', 'wants', 'load_policy', 'lossless_view',
-           'handle_line', 'compress_text', 'fit_view', 'ShapeError', 'caveman_servers', 'claude_code', 'run_hook',
-           'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan', 'apply',
-           'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_exit_code', 'codex', 'codex_home',
-           'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex']
+           'MAX_ROLLOUT_TAIL', 'HookError', 'Policy', 'is_caveman_tool', 'wants', 'caveman_home', 'config_path',
+           'load_policy', 'lossless_view', 'handle_line', 'compress_text', 'fit_view', 'text_bytes', 'ShapeError',
+           'caveman_servers', 'claude_code', 'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files',
+           'merge_hook', 'merge_server', 'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan',
+           'codex_exit_code', 'codex', 'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits',
+           'install_codex']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import fnmatch, json, os, sys
@@ -73,7 +74,14 @@ def _size(v, what: str) -> int:
     if n < 0: raise HookError(f'{what} must not be negative')
     return n
 
-from .entry import caveman_home, config_path, text_bytes   # where the file is: in the thin entry point, which checks it too
+def caveman_home() -> str:
+    "The caveman home directory: `$CAVEMAN_HOME`, else `~/.caveman`."
+    return os.environ.get('CAVEMAN_HOME', '') or os.path.join(os.path.expanduser('~'), '.caveman')
+
+def config_path() -> str:
+    "The policy file: `$CAVEMAN_HOOK_CONFIG`, else `hooks.json` in the caveman home."
+    return os.environ.get('CAVEMAN_HOOK_CONFIG', '') or os.path.join(caveman_home(), 'hooks.json')
+
 
 def load_policy(path: str | None = None, env: dict | None = None) -> Policy:
     "The `Policy` from the JSON file `path` (default `config_path()`; a missing file is the defaults) with `env` (default `os.environ`) overrides; raises `HookError` on a malformed file or value."
@@ -173,6 +181,16 @@ def _read_persisted(path) -> str:
     except OSError as e: raise HookError(f'cannot read the persisted output {path}: {e.strerror or e}') from None
     if len(data) > MAX_PERSISTED: raise HookError(f'the persisted output {path} is over {MAX_PERSISTED} bytes')
     return data.decode('utf-8', 'replace')
+
+def text_bytes(x, limit: int, depth: int = 0) -> int:
+    "An upper bound of the UTF-8 bytes of any text field an adapter builds from the strings in `x` (each counted one byte more, for the newline joining a field list); stops counting past `limit`."
+    if isinstance(x, str): return len(x.encode('utf-8', 'surrogatepass')) + 1
+    if depth > 64: return limit
+    n = 0
+    for v in (x.values() if isinstance(x, dict) else x if isinstance(x, list) else ()):
+        n += text_bytes(v, limit - n, depth + 1)
+        if n >= limit: break
+    return n
 
 class ShapeError(HookError):
     "A tool response the adapter does not recognise: the original stands, and the hook says so in its stderr line."
