@@ -27,6 +27,8 @@ from _fake_anthropic import FakeAnthropic, tool_use, tool_results, result_text  
 from _claude_code import claude_binary, host_env, run_claude                      # noqa: E402
 
 from caveman.corpus import corpus_path
+from caveman import ccr
+from caveman.engine import Engine
 from caveman.tokens import count_tokens
 
 TOOLS = 'Bash,Read,Grep,Glob,mcp__caveman__caveman_retrieve'
@@ -127,7 +129,7 @@ def session(claude: str, with_caveman: bool, steps: list, tmp: Path) -> dict:
             r = subprocess.run([str(Path(sys.executable).with_name('caveman')), 'retrieve', m.group(1)], env=env,
                                capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
             originals[i] = r.stdout.decode('utf-8', 'replace')
-    return {'requests': [request_tokens(b) for b in reqs], 'results': results, 'originals': originals,
+    return {'requests': [request_tokens(b) for b in reqs], 'bodies': reqs, 'results': results, 'originals': originals,
             'stable': stable, 'tools': len(reqs[-1].get('tools', []))}
 
 
@@ -157,7 +159,11 @@ def run() -> str:
         ok, ok_bare = sum(visible(p, b) for p in ps), sum(visible(p, a) for p in ps)
         kept += ok; kept_bare += ok_bare; total_probes += len(ps)
         ta, tb = count_tokens(a), count_tokens(b)
-        rows.append(f'| {i + 1} | {name} ({tool}) | {ta:,} | {tb:,} | {(ta - tb) / ta if ta else 0:.1%} | {ok_bare}/{len(ps)} | {ok}/{len(ps)} |')
+        whole = cave['originals'].get(ids[i]) or (a if 'persisted-output>' not in a else '')
+        kind = Engine(ccr.open_store(':memory:')).detect(whole.encode('utf-8', 'surrogatepass')) if whole else '?'
+        sent = sum(1 for r in bare['bodies'] if any(x['tool_use_id'] == ids[i] for x in tool_results(r)))
+        rows.append(f'| {i + 1} | {name} ({tool}) | {count_tokens(whole):,} | {kind} | {ta:,} | {tb:,} | {(ta - tb) / ta if ta else 0:.1%} '
+                    f'| {sent} | {ok_bare}/{len(ps)} | {ok}/{len(ps)} |')
     req_rows = [f'| {k + 1} | {x:,} | {y:,} | {(x - y) / x:.1%} |' for k, (x, y) in enumerate(zip(bare['requests'], cave['requests']))]
     tb, tc = sum(bare['requests']), sum(cave['requests'])
     full = [i for i in ids if 'persisted-output>' not in bare['results'].get(i, '')]   # calls whose whole output the bare model saw
@@ -188,7 +194,12 @@ def run() -> str:
         'shows a Bash output over 30,000 characters only as a 2 KB preview of a file (`<persisted-output>`): that preview '
         'is what the bare session sends; caveman sends a view of the whole output instead.',
         '',
-        '| # | call | result tokens, bare | with caveman | saved | probes visible, bare | with caveman |', '|---|---|---|---|---|---|---|', *rows,
+        'Per call: the whole original output (o200k tokens; read back through the view\'s handle where the bare model saw only a '
+        'preview), the content type caveman detects in it, the tool_result tokens each session sent, and in how many requests that '
+        'tool_result is sent again (each later request repeats every earlier result).',
+        '',
+        '| # | call | whole output, tokens | detected as | result tokens, bare | with caveman | saved | sent in requests | probes visible, bare | with caveman |',
+        '|---|---|---|---|---|---|---|---|---|---|', *rows,
         '',
         '| request | input tokens, bare | with caveman | saved |', '|---|---|---|---|', *req_rows,
         f'| total | {tb:,} | {tc:,} | {(tb - tc) / tb:.1%} |',
