@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['DEFAULT_INCLUDE', 'MIN_BYTES', 'MAX_CHARS', 'MAX_PERSISTED', 'READ_NOTE', 'ADAPTERS', 'HOSTS', 'MAX_EVENT',
            'HOOK_USAGE', 'HOOK_MATCHER', 'SERVER_NAME', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER',
-           'MAX_ROLLOUT_TAIL', 'HookError', 'Policy', 'is_caveman_tool', 'wants', 'caveman_home', 'config_path',
-           'load_policy', 'lossless_view', 'handle_line', 'compress_text', 'fit_view', 'text_bytes', 'ShapeError',
-           'caveman_servers', 'claude_code', 'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files',
-           'merge_hook', 'merge_server', 'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan',
-           'codex_exit_code', 'codex', 'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits',
-           'install_codex']
+           'MAX_ROLLOUT_TAIL', 'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'Policy',
+           'is_caveman_tool', 'wants', 'caveman_home', 'config_path', 'load_policy', 'lossless_view', 'handle_line',
+           'compress_text', 'fit_view', 'text_bytes', 'ShapeError', 'caveman_servers', 'claude_code', 'run_hook',
+           'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan', 'apply',
+           'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex', 'codex_home',
+           'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import fnmatch, json, os, sys
@@ -505,7 +505,7 @@ def diff(changes) -> str:
     "The planned changes as one unified diff."
     return ''.join(''.join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f'{p} (before)', f'{p} (after)')) for p, old, new in changes)
 
-# %% ../nbs/63_hooks.ipynb #bc07812d
+# %% ../nbs/63_hooks.ipynb #578f39cd
 GEMINI_TOOLS = {'run_shell_command': 'Bash', 'read_file': 'Read', 'grep_search': 'Grep', 'glob': 'Glob', 'web_fetch': 'WebFetch'}
 GEMINI_NOTE = ('(caveman) The tool ran; Gemini CLI labels every result a hook replaces as an error. '
                'What follows is caveman\'s view of its result.\n')
@@ -533,7 +533,7 @@ def _gemini_text(text: str, view, shell: bool) -> str | None:
     v = view('\n'.join(lines) + '\n')
     return None if v is None else wrap('Output: ' + v.rstrip('\n') + ''.join('\n' + t for t in tail))
 
-# %% ../nbs/63_hooks.ipynb #8cbbd54f
+# %% ../nbs/63_hooks.ipynb #10b211a0
 def gemini_cli(event: dict, policy: Policy, recovery: bool) -> dict | None:
     "The Gemini CLI AfterTool answer for hook `event` (a dict) — `{decision: 'deny', reason: note + view}` — or None to keep the tool's result; raises `HookError` on a malformed event."
     if not isinstance(event, dict): raise HookError('the hook input is not a JSON object')
@@ -554,7 +554,7 @@ def gemini_cli(event: dict, policy: Policy, recovery: bool) -> dict | None:
 
 HOSTS['gemini-cli'] = gemini_cli
 
-# %% ../nbs/63_hooks.ipynb #0bcae6f4
+# %% ../nbs/63_hooks.ipynb #3d6df3dc
 GEMINI_MATCHER = 'run_shell_command|read_file|grep_search|glob|web_fetch|mcp_.*'
 
 def _is_host_hook(cmd, host: str) -> bool:
@@ -598,22 +598,25 @@ def gemini_plan(install: bool, scope: str = 'user', project: str = '.', home: st
     new = merge_server(new, ['mcpServers'], server)
     return [] if new == doc else [(p, old, _text(new) if new or old else '')]
 
-# %% ../nbs/63_hooks.ipynb #549509ee
-MAX_ROLLOUT_TAIL = 4 * 1024 * 1024   # bytes of the rollout file read back for the exit code
+# %% ../nbs/63_hooks.ipynb #029f49ab
+MAX_ROLLOUT_TAIL = 8 * 1024 * 1024   # bytes of the rollout file read back for the command
+CODEX_CUT = 'Warning: truncated output'
+CODEX_PERSIST_CUT = '... command output truncated for persistence ...'
 
-def codex_exit_code(transcript_path, call_id) -> int | None:
-    "The exit code of the command `call_id` from the tail of Codex's rollout file (JSON lines), or None when it is not there."
-    if not isinstance(transcript_path, str) or not isinstance(call_id, str): return None
+def codex_command(transcript_path, call_id) -> dict:
+    "The finished command `call_id` from the tail of Codex's rollout file (JSON lines): `{exit_code, aggregated_output}` as far as present, else {}."
+    if not isinstance(transcript_path, str) or not isinstance(call_id, str): return {}
     try:
         with open(transcript_path, 'rb') as f:
             f.seek(0, 2); size = f.tell(); f.seek(max(0, size - MAX_ROLLOUT_TAIL)); data = f.read()
-    except OSError: return None
+    except OSError: return {}
     for line in reversed(data.split(b'\n')):
         if call_id.encode() not in line or b'exit_code' not in line: continue
         try: item = json.loads(line).get('payload', {}).get('item', {})
         except (ValueError, AttributeError): continue
-        if isinstance(item, dict) and item.get('id') == call_id and isinstance(item.get('exit_code'), int): return item['exit_code']
-    return None
+        if isinstance(item, dict) and item.get('id') == call_id and isinstance(item.get('exit_code'), int):
+            return {k: item[k] for k in ('exit_code', 'aggregated_output') if k in item}
+    return {}
 
 def codex(event: dict, policy: Policy, recovery: bool) -> dict | None:
     "The Codex PostToolUse answer for hook `event` (a dict) — `{decision: 'block', reason: exit code line + view}` — or None to keep the output; raises `HookError` on a malformed event."
@@ -622,17 +625,20 @@ def codex(event: dict, policy: Policy, recovery: bool) -> dict | None:
     if not isinstance(tool, str): raise HookError('the hook input has no tool_name')
     if event.get('hook_event_name', 'PostToolUse') != 'PostToolUse' or tool != 'Bash' or not isinstance(resp, str): return None
     if not wants(policy, tool, event.get('tool_input')): return None
-    v = compress_text(resp, recovery, policy)
+    cmd = codex_command(event.get('transcript_path'), event.get('tool_use_id'))
+    full, note = resp, ''
+    if resp.startswith(CODEX_CUT):
+        agg = cmd.get('aggregated_output')
+        if isinstance(agg, str) and CODEX_PERSIST_CUT not in agg: full = agg
+        else: note = '(caveman) Codex passed on only the head and tail of this output; the view and its handle cover those.\n'
+    v = compress_text(full, recovery, policy)
     if v is None: return None
-    code = codex_exit_code(event.get('transcript_path'), event.get('tool_use_id'))
-    head = '' if code is None else f'Process exited with code {code}\nOutput:\n'
-    return {'decision': 'block', 'reason': head + v}
+    head = '' if 'exit_code' not in cmd else f'Process exited with code {cmd["exit_code"]}\nOutput:\n'
+    return {'decision': 'block', 'reason': head + note + v}
 
 HOSTS['codex'] = codex
 
-# %% ../nbs/63_hooks.ipynb #64bbf240
-import subprocess
-
+# %% ../nbs/63_hooks.ipynb #bee6ebd3
 def codex_home(home: str | None = None) -> Path:
     "Codex's home: `$CODEX_HOME`, else `~/.codex` (under `home` when given)."
     env = os.environ.get('CODEX_HOME', '')
@@ -650,10 +656,11 @@ def codex_plan(install: bool, home: str | None = None, mcp: bool = True) -> list
     new = _merge_event_hook(doc, 'PostToolUse', 'codex', entry)
     return [] if new == doc else [(p, old, _text(new) if new or old else '')]
 
-# %% ../nbs/63_hooks.ipynb #cc17ea6f
+# %% ../nbs/63_hooks.ipynb #7d8ede86
 class CodexAppServer:
     "A `codex app-server` process for the install: `.call(method, params) -> result`; raises `HookError` when codex is missing or answers an error."
     def __init__(self, codex_bin: str | None = None, env: dict | None = None, cwd: str | None = None):
+        import subprocess   # here, not at the top: the hook process never needs it
         exe = codex_bin or shutil.which('codex')
         if not exe: raise HookError('the codex binary is not on PATH: caveman asks Codex itself to trust its hook')
         try: self.p = subprocess.Popen([exe, 'app-server'], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -685,7 +692,9 @@ class CodexAppServer:
     def __enter__(self): return self
     def __exit__(self, *a): self.close()
 
-# %% ../nbs/63_hooks.ipynb #589a8040
+# %% ../nbs/63_hooks.ipynb #8acb0cb0
+CODEX_STORE_VARS = ('CAVEMAN_HOME', 'CAVEMAN_CCR_DB', 'CAVEMAN_CCR_URL', 'CAVEMAN_CCR_MAX_BYTES')
+
 def codex_config_edits(server, hooks_json: Path, install: bool, mcp: bool = True) -> list[dict]:
     "The `config/batchWrite` edits for Codex's `config.toml`: caveman's MCP server and the trust of each caveman hook in `hooks_json` (or their removal)."
     listed = server.call('hooks/list', {'cwds': [str(Path.cwd())]})
@@ -699,8 +708,8 @@ def codex_config_edits(server, hooks_json: Path, install: bool, mcp: bool = True
                           'value': {'trusted_hash': h['currentHash']} if install else None})
     cfg = server.call('config/read', {}).get('config', {})
     have = (cfg.get('mcp_servers') or {}).get(SERVER_NAME)
-    want = {'command': _exe('caveman-mcp'), 'args': []} if install and mcp else None
-    if want is not None and (not isinstance(have, dict) or have.get('command') != want['command']):
+    want = {'command': _exe('caveman-mcp'), 'args': [], 'env_vars': list(CODEX_STORE_VARS)} if install and mcp else None
+    if want is not None and (not isinstance(have, dict) or {k: have.get(k) for k in want} != want):
         edits.append({'keyPath': f'mcp_servers.{SERVER_NAME}', 'value': want, 'mergeStrategy': 'replace'})
     if want is None and isinstance(have, dict) and 'caveman-mcp' in str(have.get('command', '')):
         edits.append({'keyPath': f'mcp_servers.{SERVER_NAME}', 'value': None, 'mergeStrategy': 'replace'})
@@ -717,9 +726,10 @@ def install_codex(install: bool, mcp: bool = True, dry_run: bool = False, home: 
         else: lines.append(f'and in {codex_home(home) / "config.toml"} through codex app-server: caveman\'s hook trust and mcp_servers.caveman removed\n')
         return ''.join(lines)
     env = dict(os.environ, CODEX_HOME=str(codex_home(home)))
-    out = apply(changes)
     with CodexAppServer(codex_bin, env) as server:
-        edits = codex_config_edits(server, hooks_json, install, mcp)
+        if not install: edits = codex_config_edits(server, hooks_json, install, mcp)   # while Codex still lists the hook
+        out = apply(changes)
+        if install: edits = codex_config_edits(server, hooks_json, install, mcp)       # once Codex lists the hook
         if edits:
             cfg = codex_home(home) / 'config.toml'
             if cfg.exists(): shutil.copy2(cfg, str(cfg) + '.caveman.bak')
@@ -727,3 +737,16 @@ def install_codex(install: bool, mcp: bool = True, dry_run: bool = False, home: 
             out.append(f'updated {r.get("filePath", cfg)} through codex app-server: ' + ', '.join(e['keyPath'] for e in edits)
                        + (f' (backup: {cfg}.caveman.bak)' if (Path(str(cfg) + '.caveman.bak')).exists() else ''))
     return '\n'.join(out or ['no change: ' + ('caveman is installed' if install else 'caveman is not installed')]) + '\n'
+
+# %% ../nbs/63_hooks.ipynb #7e82eabc
+def install_host(host: str, install: bool, scope: str = 'user', project: str = '.', dry_run: bool = False, mcp: bool = True,
+                 home: str | None = None) -> str:
+    "Install (or uninstall) caveman into `host` (`gemini-cli` or `codex`); returns the report text (a unified diff on a dry run); raises `HookError` before writing on a bad settings file, scope or host."
+    done = 'no change: ' + ('caveman is installed' if install else 'caveman is not installed') + '\n'
+    if host == 'codex':
+        if scope != 'user': raise HookError('Codex trusts hooks only in the user layer ($CODEX_HOME): use --scope user')
+        return install_codex(install, mcp, dry_run, home)
+    if host != 'gemini-cli': raise HookError(f'unknown host {host!r}')
+    changes = gemini_plan(install, scope, project, home, mcp)
+    if dry_run: return diff(changes) or done
+    return '\n'.join(apply(changes) or [done.rstrip('\n')]) + '\n'
