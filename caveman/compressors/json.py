@@ -316,7 +316,7 @@ class _Walk:
         self.sig = [json_signal(e) for e in arr]                      # caveman.signals: kept, copies beyond 3 counted
         for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
             if f: keep[i] = True
-        return keep_non_redundant(texts, keep, self.profiles)
+        return keep_non_redundant(texts, keep, self.profiles, keep_past_cap=False)   # past the cap: markers (issue 12 item 7)
 
     def emit(self, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list) -> list:
         out, i = [], 0
