@@ -92,13 +92,17 @@ def test_a_policy_file_lowering_the_minimum_reaches_the_fast_path(env, tmp_path)
     assert len(data) < 2048
     assert hook(data, env, '--recovery').stdout == b''                                  # under the default minimum
     cfg = tmp_path / 'elsewhere.json'
-    cfg.write_text(json.dumps({'min_bytes': 100}))
-    home_file = Path(env['CAVEMAN_HOME']) / 'hooks.json'                                 # the policy file in the caveman home
-    for e, f in (({**env, 'CAVEMAN_HOOK_CONFIG': str(cfg)}, None), ({**env, 'CAVEMAN_HOOK_MIN_BYTES': '100'}, None), (env, home_file)):
-        if f: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps({'min_bytes': 100}))
+    cfg.write_text(json.dumps({'minBytes': 100}))
+    home_file = Path(env['CAVEMAN_HOME']) / 'policy.json'                                # the policy file in the caveman home
+    for e, f in (({**env, 'CAVEMAN_POLICY': str(cfg)}, None), ({**env, 'CAVEMAN_MIN_BYTES': '100'}, None), (env, home_file)):
+        if f: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps({'minBytes': 100}))
         r = hook(data, e)
         view = json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout']
         assert len(view) < len(small) and r.stderr == b''
+    home_file.unlink()
+    r = hook(data, {**env, 'CAVEMAN_HOOK_MIN_BYTES': '100'})                            # the old name still works, and says so once
+    assert json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout'] != small
+    assert r.stderr.count(b'\n') == 1 and b'CAVEMAN_MIN_BYTES' in r.stderr
 
 
 def test_large_output_view_and_retrieve(env):
