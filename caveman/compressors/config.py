@@ -26,10 +26,12 @@ def indentation(line: str) -> int:
     lead = line[:len(line) - len(line.lstrip(' \t'))]
     return len(lead) + lead.count('\t')
 
+# %% ../../nbs/16_compressors_config.ipynb #ca0e33e2
 def is_comment(line: str) -> bool:
     "True for a comment line (`#` or `;` after indentation)."
     return line.lstrip(' \t')[:1] in ('#', ';')
 
+# %% ../../nbs/16_compressors_config.ipynb #5e048225
 def block_scalars(lines: Sequence[str], headers: Sequence[int] | None = None) -> list[tuple[int, int]]:
     "Half-open line ranges `[header, end)` of the YAML block scalars in `lines`: the header (`key: |`, `- >-`) and the body lines indented deeper than its owner, trailing blank lines excluded unless the header keeps them (`|+`); with `headers` (sorted line indices, as the parser reports them) only blocks starting there."
     groups, i, todo = [], 0, None if headers is None else iter(headers)
@@ -50,10 +52,8 @@ def block_scalars(lines: Sequence[str], headers: Sequence[int] | None = None) ->
     return groups
 
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
-def _depth(line: str) -> int: return 2 * indentation(line) + (1 if _YAML_ITEM.match(line) else 0)
-
 def _parent_lines(lines: Sequence[str]) -> tuple[list[int], list[bool]]:
-    "For each line its depth (`_depth`, -1 for a blank line) and whether it opens a parent (a key ending in `:` or a `- ` item, no comment): computed once, read by both context passes."
+    "For each line its depth (twice its indentation, plus one for a `- ` item; -1 for a blank line) and whether it opens a parent (a key ending in `:` or a `- ` item, no comment): computed once, read by both context passes."
     depth, opens = [], []
     for line in lines:
         rest = line.lstrip(' \t')
@@ -64,6 +64,7 @@ def _parent_lines(lines: Sequence[str]) -> tuple[list[int], list[bool]]:
         opens.append(item or (rest[0] not in '#;' and ':' in rest and _YAML_PARENT.match(line) is not None))
     return depth, opens
 
+# %% ../../nbs/16_compressors_config.ipynb #c0cc353c
 def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset(), shape: tuple | None = None) -> list[int]:
     "For each line, the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's; `shape`: `_parent_lines(lines)` when already known."
     depth, opens = shape or _parent_lines(lines)
@@ -79,6 +80,7 @@ def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset(), shape: tu
         if opens[i]: stack.append((d, i))
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #42e92f78
 CHILDREN = 8
 
 def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
@@ -98,6 +100,7 @@ def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = 
             j += 1
     return keep
 
+# %% ../../nbs/16_compressors_config.ipynb #f87d3b9a
 def section_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
     "New keep flags for TOML/INI: every kept line with its section header, every kept header with up to 8 following lines of its section (reference §3.9); a line in `inside` (the text of a multi-line value) is never a header."
     keep, header, owner = list(keep), -1, []
@@ -149,14 +152,15 @@ from ..detect import config_parses, yaml_lines
 
 _PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 
-def yaml_path(parts: Sequence, document: int = 0) -> str:
-    "A path in yq/jq syntax from keys (str) and indices (int): `.jobs.lint.steps[0]`, `.metadata.labels[\"app.kubernetes.io/name\"]`; ` of document N` when `document` > 0."
-    return (''.join(map(_segment, parts)) or '.') + (f' of document {document}' if document else '')
-
 def _segment(key) -> str:
     "One step of a yq path: `[3]` for an index, `.name` for a plain key, `[\"a.b\"]` for any other key."
     if isinstance(key, int): return f'[{key}]'
     return '.' + key if _PLAIN_KEY.match(key) else '[' + json.dumps(key, ensure_ascii=False) + ']'
+
+# %% ../../nbs/16_compressors_config.ipynb #a93881db
+def yaml_path(parts: Sequence, document: int = 0) -> str:
+    "A path in yq/jq syntax from keys (str) and indices (int): `.jobs.lint.steps[0]`, `.metadata.labels[\"app.kubernetes.io/name\"]`; ` of document N` when `document` > 0."
+    return (''.join(map(_segment, parts)) or '.') + (f' of document {document}' if document else '')
 
 # %% ../../nbs/16_compressors_config.ipynb #1d38e44f
 def yaml_events(body: str):
@@ -177,6 +181,7 @@ def _line_function(body: str):
 Entry = namedtuple('Entry', 'start end top path item')
 Entry.__doc__ = "A YAML entry: its lines `[start, end)` (last content line included), whether it is a top-level key, its yq path (None: unusable), whether it is a sequence item."
 
+# %% ../../nbs/16_compressors_config.ipynb #098c39b1
 Layout = namedtuple('Layout', 'entries inside blocks')
 Layout.__doc__ = "A YAML text's entries (document order), the line indices inside multi-line scalars and flow collections, and the header lines of its block scalars."
 
