@@ -191,7 +191,7 @@ def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
     body = text[1:] if text.startswith('\ufeff') else text
     line, text_lines = _line_function(body), body.split('\n')
     entries, parent, shared, inside, blocks, docs = [], [], set(), set(), set(), []
-    frames, open_, anchors = [], [], {}              # frame: [mapping, flow, last line, next is a key, items so far, path, live, key entry, key usable, role, entry, first line]
+    frames, open_, anchors, segments = [], [], {}, {}   # segments: each key's path step, made once              # frame: [mapping, flow, last line, next is a key, items so far, path, live, key entry, key usable, role, entry, first line]
     def begin(ev, a: int):
         "Open the node starting at line `a` in the innermost frame: `(role, entry or -1, live, path)`; a key or item opens its entry."
         if not frames: return 'root', -1, True, ''
@@ -202,7 +202,8 @@ def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
             if f[3]:                                 # a key: its entry opens here and closes with its value
                 usable = ev.__class__ is yaml.ScalarEvent and not ev.style
                 f[7], f[8] = len(entries), usable
-                entries.append([a, a + 1, not open_, f[5] + _segment(ev.value) if usable else None, False]); parent.append(open_[-1] if open_ else -1)
+                entries.append([a, a + 1, not open_, f[5] + (segments.get(ev.value) or segments.setdefault(ev.value, _segment(ev.value))) if usable else None, False])
+                parent.append(open_[-1] if open_ else -1)
                 return 'key', -1, False, ''
             open_.append(f[7])
             return 'value', f[7], f[8], entries[f[7]][3]
