@@ -170,10 +170,14 @@ def yaml_events(body: str):
     return iter(CParser(body).get_event, None)
 
 # %% ../../nbs/16_compressors_config.ipynb #a074cf7c
+def _plain_breaks(body: str) -> bool:
+    "True when `body` (str) breaks lines only at `\\n` and `\\r\\n`: then a parser mark's own line is the line of `body.split('\\n')`."
+    return body.count('\r') == body.count('\r\n') and not any(c in body for c in '\x85\u2028\u2029')
+
+# %% ../../nbs/16_compressors_config.ipynb #70d1fc21
 def _line_function(body: str):
-    "A function `(mark, back=0)` to the 0-based line of `body.split('\\n')` holding the character `back` before a parser mark: from the mark's own line and column when `body` breaks only at `\\n` and `\\r\\n`, else from its character offset (`yaml_lines`)."
-    if body.count('\r') == body.count('\r\n') and not any(c in body for c in '\x85\u2028\u2029'):
-        return lambda m, back=0: m.line - (back and m.column < back)
+    "A function `(mark, back=0)` to the 0-based line of `body.split('\\n')` holding the character `back` before a parser mark: from the mark's own line and column when `body` has plain line breaks (`_plain_breaks`), else from its character offset (`yaml_lines`)."
+    if _plain_breaks(body): return lambda m, back=0: m.line - (back and m.column < back)
     line_of = yaml_lines(body)[1]
     return lambda m, back=0: line_of(m.index - back)
 
@@ -190,73 +194,76 @@ def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
     "The `Layout` of a YAML text (str; `lines` is it split at `\\n`) from one pass over the parser's events: entries in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor)."
     body = text[1:] if text.startswith('\ufeff') else text
     line, text_lines = _line_function(body), body.split('\n')
+    exact = _plain_breaks(body)                                  # the marks' own lines are ours: no lookup per node
+    Scalar, Alias, MapStart, SeqStart = yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     entries, parent, shared, inside, blocks, docs = [], [], set(), set(), set(), []
-    frames, open_, anchors, segments = [], [], {}, {}   # segments: each key's path step, made once              # frame: [mapping, flow, last line, next is a key, items so far, path, live, key entry, key usable, role, entry, first line]
-    def begin(ev, a: int):
-        "Open the node starting at line `a` in the innermost frame: `(role, entry or -1, live, path)`; a key or item opens its entry."
-        if not frames: return 'root', -1, True, ''
-        f = frames[-1]
-        if f[1] or not f[6]: return None, -1, False, ''
-        if f[0]:
-            f[3] = not f[3]
-            if f[3]:                                 # a key: its entry opens here and closes with its value
-                usable = ev.__class__ is yaml.ScalarEvent and not ev.style
-                f[7], f[8] = len(entries), usable
-                entries.append([a, a + 1, not open_, f[5] + (segments.get(ev.value) or segments.setdefault(ev.value, _segment(ev.value))) if usable else None, False])
-                parent.append(open_[-1] if open_ else -1)
-                return 'key', -1, False, ''
-            open_.append(f[7])
-            return 'value', f[7], f[8], entries[f[7]][3]
-        i, f[4] = f[4], f[4] + 1
-        s = ev.start_mark.index
-        if not body[body.rfind('\n', 0, s) + 1:s].rstrip().endswith('-'): return 'item', -1, False, ''   # `-` alone on its line: no entry
-        open_.append(len(entries))
-        entries.append([a, a + 1, False, f[5] + f'[{i}]', True]); parent.append(open_[-2] if len(open_) > 1 else -1)
-        return 'item', len(entries) - 1, True, entries[-1][3]
-    def end(role, entry: int, e: int):
-        "Close a node whose last content line is `e`: it extends its frame, and closes its entry."
-        if frames and frames[-1][2] < e: frames[-1][2] = e
-        if entry >= 0:
-            open_.pop()
-            entries[entry][1] = (max(e, entries[entry][0]) if role == 'value' else e) + 1
+    frames, open_, anchors, segments = [], [], {}, {}   # segments: each key's path step, made once
+    # a frame: [mapping, flow, last line, a key is next, items so far, path, live, key's entry, key usable, role, entry, first line]
     def share(ev, role):
         "An anchor or alias: the entries around it (and a key's own) get no path."
         owners = tuple(open_) + ((len(entries) - 1,) if role == 'key' else ())
-        if ev.__class__ is yaml.AliasEvent:
+        if ev.__class__ is Alias:
             if ev.anchor not in anchors: raise yaml.composer.ComposerError(None, None, f'found undefined alias {ev.anchor!r}', ev.start_mark)
             shared.update(owners, anchors[ev.anchor])
-        elif ev.anchor is not None:
+        else:
             if ev.anchor in anchors: raise yaml.composer.ComposerError(None, None, f'found duplicate anchor {ev.anchor!r}', ev.start_mark)
             anchors[ev.anchor] = owners
     try:
         for ev in yaml_events(body):
             c = ev.__class__
-            if c is yaml.ScalarEvent or c is yaml.AliasEvent:
-                a = line(ev.start_mark)
-                role, entry, _, _ = begin(ev, a)
+            if c is Scalar or c is Alias or c is MapStart or c is SeqStart:
+                sm = ev.start_mark
+                a = sm.line if exact else line(sm)
+                role, entry, live, path = None, -1, False, ''      # begin the node in its frame: a key or item opens its entry
+                if not frames: role, live = 'root', True
+                elif not frames[-1][1] and frames[-1][6]:
+                    f = frames[-1]
+                    if f[0]:
+                        f[3] = key = not f[3]
+                        if key:
+                            usable = c is Scalar and not ev.style
+                            f[7], f[8], role = len(entries), usable, 'key'
+                            step = (segments.get(ev.value) or segments.setdefault(ev.value, _segment(ev.value))) if usable else None
+                            entries.append([a, a + 1, not open_, f[5] + step if usable else None, False])
+                            parent.append(open_[-1] if open_ else -1)
+                        else:
+                            role, entry, live = 'value', f[7], f[8]
+                            path = entries[entry][3]
+                            open_.append(entry)
+                    else:
+                        i, f[4], role = f[4], f[4] + 1, 'item'
+                        s = sm.index
+                        if body[body.rfind('\n', 0, s) + 1:s].rstrip().endswith('-'):     # not a `-` alone on its line
+                            entry, live, path = len(entries), True, f[5] + f'[{i}]'
+                            entries.append([a, a + 1, False, path, True]); parent.append(open_[-1] if open_ else -1)
+                            open_.append(entry)
                 if ev.anchor is not None: share(ev, role)
-                e = line(ev.end_mark, 1) if ev.end_mark.index > ev.start_mark.index else a
-                if c is yaml.ScalarEvent and frames:
-                    s = ev.start_mark.index
-                    if ev.style in ('|', '>'): blocks.add(a)
+                if c is MapStart or c is SeqStart:
+                    frames.append([c is MapStart, bool(ev.flow_style), a, False, 0, path, live, -1, False, role, entry, a]); continue
+                em = ev.end_mark
+                if em.index <= sm.index: e = a
+                elif exact: e = em.line - (em.column == 0)
+                else: e = line(em, 1)
+                if e > a and c is Scalar and frames:              # a multi-line scalar: its lines are text
+                    s = sm.index
                     if '+' not in body[s:s + 3]:
                         while e > a and not text_lines[e].strip(): e -= 1
                     if e > a: inside.update(range(a + 1, e + 1))
-                end(role, entry, e)
-            elif c is yaml.MappingStartEvent or c is yaml.SequenceStartEvent:
-                a = line(ev.start_mark)
-                role, entry, live, path = begin(ev, a)
-                if ev.anchor is not None: share(ev, role)
-                frames.append([c is yaml.MappingStartEvent, bool(ev.flow_style), a, False, 0, path, live, -1, False, role, entry, a])
+                if c is Scalar and frames and ev.style in ('|', '>'): blocks.add(a)
             elif c is yaml.MappingEndEvent or c is yaml.SequenceEndEvent:
                 f = frames.pop()
-                e = f[2]
+                e, role, entry = f[2], f[9], f[10]
                 if f[1]:                                  # a flow collection is one value
                     e = max(f[11], line(ev.end_mark, 1))
                     while e > f[11] and not text_lines[e].strip(): e -= 1
                     if e > f[11]: inside.update(range(f[11] + 1, e + 1))
-                end(f[9], f[10], e)
-            elif c is yaml.DocumentStartEvent: docs.append(len(entries)); anchors = {}
+            else:
+                if c is yaml.DocumentStartEvent: docs.append(len(entries)); anchors = {}
+                continue
+            if frames and frames[-1][2] < e: frames[-1][2] = e            # end the node: it extends its frame and closes its entry
+            if entry >= 0:
+                open_.pop()
+                entries[entry][1] = (max(e, entries[entry][0]) if role == 'value' else e) + 1
     except (yaml.YAMLError, UnicodeError): return None
     out, dead, several = [], set(), len(docs) > 1
     for number, (first, stop) in enumerate(zip(docs, docs[1:] + [len(entries)]), 1):
