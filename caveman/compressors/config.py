@@ -193,7 +193,7 @@ Layout.__doc__ = "A YAML text's entries (document order), the line indices insid
 def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
     "The `Layout` of a YAML text (str; `lines` is it split at `\\n`) from one pass over the parser's events: entries in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor)."
     body = text[1:] if text.startswith('\ufeff') else text
-    line, text_lines = _line_function(body), body.split('\n')
+    line, text_lines = _line_function(body), lines                # a BOM on the first line changes no blank test
     exact = _plain_breaks(body)                                  # the marks' own lines are ours: no lookup per node
     Scalar, Alias, MapStart, SeqStart = yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     entries, parent, shared, inside, blocks, docs = [], [], set(), set(), set(), []
