@@ -93,12 +93,31 @@ def keep_document(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     return guard_or(secs, keep, outline)
 
 # %% ../../nbs/14_compressors_text.ipynb #74e26c0f
-_HEADING_LINE = re.compile(r'[ \t]*(?:[A-Z][A-Z0-9]*(?:[ -][A-Z0-9]+)*|[A-Za-z][^\n:]{0,60}:)[ \t]*')
+_MINOR_WORDS = 'a|an|and|as|at|by|for|from|in|into|of|on|or|the|to|via|with|without'
+_HEADING_LINE = re.compile(r"(?:[ \t]*(?:[A-Z][A-Z0-9'’/()-]*(?: -?[A-Z0-9][A-Z0-9'’/()-]*)*"     # SYNOPSIS, EXIT STATUS, WITH -P
+                           r"|[A-Z][\w'’/-]*(?: (?:[A-Z0-9][\w'’/-]*|(?:" + _MINOR_WORDS + r')(?= )))*'   # Title Case: Commands for Moving
+                           r'|[A-Za-z][^\n:]{0,60}:)'                                           # Options:
+                           r'| {0,3}[A-Z][^\n]*)[ \t]*')                                       # a capitalised line at most 3 deep: `   Option styles`
+_UNDERLINE = re.compile(r'[ \t]*(?:={3,}|-{3,}|~{3,}|\^{3,}|\*{3,}|\+{3,})[ \t]*')
+
+def _underlined(text: str, a: int, b: int) -> int | None:
+    "End of the underline when the section `text[a:b]` opens with a heading line and its underline (`Usage` over `=====`) and goes on after it; else None."
+    nl = text.find('\n', a, b)
+    if nl < 0: return None
+    nl2 = text.find('\n', nl + 1, b)
+    if nl2 < 0: return None
+    first, under = text[a:nl].rstrip('\r'), text[nl + 1:nl2].rstrip('\r')
+    if not _UNDERLINE.fullmatch(under) or not is_heading(first) or _FENCE_OPEN.match(first) or not first.strip(): return None
+    if first.lstrip()[:1] in '-*+|' or not text[nl2 + 1:b].strip(): return None
+    return nl + 1 + len(under.rstrip())
 
 def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    "`spans` (character spans of `sections`) with each section that opens with a heading line over deeper-indented lines split into the heading and the rest."
+    "`spans` (character spans of `sections`) with each section that opens with a heading line over deeper-indented lines, or with an underlined heading, split into the heading and the rest."
     out = []
     for a, b in spans:
+        if (u := _underlined(text, a, b)) is not None:
+            rest = text.find('\n', u, b) + 1
+            out += [(a, u), (rest, b)]; continue
         nl = text.find('\n', a, b)
         first = text[a:nl].rstrip('\r') if nl >= 0 else ''
         if nl >= 0 and _HEADING_LINE.fullmatch(first) and is_heading(first) and not _FENCE_OPEN.match(first):
