@@ -549,6 +549,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                    'caveman/compressors/text.py'),
                                           'caveman.compressors.text.keep_document': ( 'compressors_text.html#keep_document',
                                                                                       'caveman/compressors/text.py'),
+                                          'caveman.compressors.text.keep_table_headers': ( 'compressors_text.html#keep_table_headers',
+                                                                                           'caveman/compressors/text.py'),
                                           'caveman.compressors.text.sections': ( 'compressors_text.html#sections',
                                                                                  'caveman/compressors/text.py')},
             'caveman.compressors.toon': { 'caveman.compressors.toon.toon_reencode': ( 'compressors_toon.html#toon_reencode',

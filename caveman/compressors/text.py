@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'MAX_HEADING_BYTES', 'MAX_HEADING_WORDS', 'BOILERPLATE_BYTES', 'MIN_BYTES', 'MIN_SECTIONS', 'HEAD',
            'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'sections', 'is_heading', 'flagged', 'heading_keep', 'is_code',
-           'keep_document', 'heading_spans', 'compress_text']
+           'keep_document', 'heading_spans', 'keep_table_headers', 'compress_text']
 
 # %% ../../nbs/14_compressors_text.ipynb #3bc0ac96
 import re
@@ -128,6 +128,19 @@ def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int
         out.append((a, b))
     return out
 
+# %% ../../nbs/14_compressors_text.ipynb #7deecfac
+_TABLE_SEP = re.compile(r'[ \t]*\|?[ \t]*:?-{1,}:?[ \t]*(?:\|[ \t]*:?-{1,}:?[ \t]*)+\|?[ \t]*|[ \t]*\|[ \t]*:?-{1,}:?[ \t]*\|[ \t]*')
+
+def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
+    "Keep flags with the header and separator row of every Markdown table (one row per section) that has a kept row."
+    keep, n = list(keep), len(secs)
+    for i in range(1, n):
+        if '\n' in secs[i] or not _TABLE_SEP.fullmatch(secs[i]) or '|' not in secs[i - 1] or '\n' in secs[i - 1]: continue
+        j = i + 1
+        while j < n and '|' in secs[j] and '\n' not in secs[j]: j += 1
+        if any(keep[i + 1:j]): keep[i - 1] = keep[i] = True
+    return keep
+
 # %% ../../nbs/14_compressors_text.ipynb #f5086728
 from .base import Compressor, elision_marker, dropped_runs, query_fill
 
@@ -172,7 +185,7 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     keep = [k or _OWN_MARKER in s or f for k, s, f in zip(heading_keep(secs), secs, forced)]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
-    keep = keep_document(secs, keep)
+    keep = keep_table_headers(secs, keep_document(secs, keep))
     runs = dropped_runs(keep)
     if not runs and not removed: return None
     out, pos = [], 0
