@@ -82,12 +82,13 @@ def elision_marker(n: int, what: str = 'lines', summary: str = '') -> str:
 # %% ../../nbs/10_compressors_base.ipynb #8c7120dc
 import re
 
-_VIEW_LINE = re.compile(rb'^[ \t]*(?:[#*|"]|//)?[ \t]*\xe2\x80\xa6 (?:\d+ [^\n]{0,80}? elided \(caveman\)|caveman: )', re.M)
-_VIEW_JSON = re.compile(rb'"__caveman_elided__"\s*:\s*\d')
+_VIEW_LINE = re.compile(rb'^[ \t]*(?:[#*|"]|//)?[ \t]*\xe2\x80\xa6 (?:\d+ [a-z][a-z ]{0,40} elided \(caveman\)(?:: [^\r\n]*)?'
+                        rb'|caveman: [^\r\n]*) \xe2\x80\xa6[ \t"|,;]*\r?$', re.M)
+_VIEW_JSON = re.compile(rb'[{,]\s*"__caveman_elided__"\s*:\s*\d+\s*[,}]')
 _VIEW_BODY = re.compile(rb'\{ /\* caveman: body elided \*/ \}[ \t]*\r?$', re.M)
 
 def is_caveman_view(body: bytes) -> bool:
-    "True when `body` (bytes) is a caveman view: it carries an elision marker where only caveman writes one (a marker line, a JSON marker member, a code body marker)."
+    "True when `body` (bytes) is a caveman view: it carries a whole elision marker where only caveman writes one (a marker line, a JSON marker member, a code body marker); a mention of a marker inside other text is not one."
     if b'caveman' not in body: return False
     return any(rx.search(body) for rx in (_VIEW_LINE, _VIEW_JSON, _VIEW_BODY))
 

@@ -296,7 +296,7 @@ def block_middles(lines: Sequence[str], blocks: Sequence[tuple[int, int]], keep:
 
 # %% ../../nbs/16_compressors_config.ipynb #c23c239e
 MIN_LINES, HEAD, TAIL, QUERY_LIMIT = 14, 3, 2, 16
-_OWN_MARKER = 'lines elided (caveman)'      # config lines, comment lines, lines (inside a block scalar)
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 def _still_parses(kind: str, original: str, output: str) -> bool:
     "YAML output must parse; TOML/INI output must parse with `tomllib`/`configparser` whenever the original did."
@@ -334,7 +334,7 @@ def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], y
 
 def compress_config(body: bytes, query: str = '') -> bytes | None:
     "Elide lines of a YAML/TOML/INI file (UTF-8, >= 14 lines): redundant configuration lines, comment runs, repeated YAML entries and long block-scalar middles, each run behind one `# … N … elided (caveman) …` comment line; head, tail, flagged lines, top-level keys and their parents stay; None when declined or when the output would not parse (reference §3.9)."
-    if _OWN_MARKER.encode() in body: return None
+    if is_caveman_view(body): return None
     kind = classify_config(body)
     if kind is None: return None
     text = body.decode('utf-8')

@@ -7,7 +7,7 @@ __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP'
            'MARKER_OVERHEAD', 'PRESERVE_KEYS', 'FORCE_WORDS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
            'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
            'has_failure_value', 'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker',
-           'failure_word_starts', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
+           'failure_word_starts', 'is_view_string', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from .base import (
     Compressor, Compressed, NUM_OPEN, NUM_CLOSE, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
-    summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill)
+    summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill, is_caveman_view)
 from ..jsonlex import DuplicateNameError, VERBATIM_OPEN, is_verbatim, resolve_sentinels
 
 MIN_ARRAY, HEAD, TAIL = 8, 3, 2          # arrays longer than MIN_ARRAY are selected; head/tail kept
@@ -177,9 +177,15 @@ def _signal_lines(s: str, start: int) -> list[tuple[int, int]]:
         pos += len(l) + 1
     return out
 
+_STRING_MARK = re.compile(r'… \d+ ' + re.escape(STRING_MARKER) + r'(?:: [^\n]*?)? …')
+
+def is_view_string(s: str) -> bool:
+    "True when the string value `s` is (or holds) a caveman view: a whole marker line or JSON marker (`is_caveman_view`), or an in-string `… N chars elided (caveman) …` marker."
+    return 'caveman' in s and (_STRING_MARK.search(s) is not None or is_caveman_view(s.encode('utf-8', 'surrogatepass')))
+
 def shorten_string(s: str) -> str | None:
-    "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word and each signal line (`caveman.signals`), every gap of >= 64 chars as `string_marker(n)` (counting the signal lines too long to keep); None if short, already cut, or saving < 200 chars."
-    if len(s) <= LONG_STRING or STRING_MARKER in s: return None
+    "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word and each signal line (`caveman.signals`), every gap of >= 64 chars as `string_marker(n)` (counting the signal lines too long to keep); None if short, already cut, a caveman view (`is_view_string`), or saving < 200 chars."
+    if len(s) <= LONG_STRING or is_view_string(s): return None
     head = STRING_HEAD
     cut = max(s.rfind(' ', 0, head + 1), s.rfind('\n', 0, head + 1))
     if cut >= head // 2: head = cut
@@ -236,6 +242,13 @@ def _holds_verbatim(v) -> bool:
     if t is list: return any(_holds_verbatim(x) for x in v)
     return is_verbatim(v)
 
+def _holds_view(v) -> bool:
+    "True when `v` is, or contains at any depth, a string that is a caveman view (`is_view_string`)."
+    t = type(v)
+    if t is dict: return any(_holds_view(x) for x in v.values())
+    if t is list: return any(_holds_view(x) for x in v)
+    return t is str and is_view_string(v)
+
 def _long(x) -> bool: return type(x) is str and len(x) > LONG_STRING and x[:1] != NUM_OPEN and x[:1] != VERBATIM_OPEN
 
 class _Walk:
@@ -274,7 +287,7 @@ class _Walk:
             if type(e) is dict and MARKER_KEY in e: return arr
         if len(arr) <= MIN_ARRAY: return self.elements(arr)
         texts = [dumps_lexical(e) for e in arr]
-        if any(_NESTED_MARKER in t or STRING_MARKER in t for t in texts): return self.elements(arr)
+        if any(_NESTED_MARKER in t or ('caveman' in t and _holds_view(e)) for t, e in zip(texts, arr)): return self.elements(arr)
         sizes = [_nbytes(t) for t in texts]
         keep = self.select(arr, texts, sizes)
         if self.verbatim: keep = [k or _holds_verbatim(e) for k, e in zip(keep, arr)]   # repeated names inside: kept whole

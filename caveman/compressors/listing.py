@@ -44,12 +44,12 @@ def record_fields(table: FixedTable, line: str) -> list[tuple[str, str]]:
     return [(n, v) for n, v in row_fields(table.names, table.cells(line)) if not any(ch.isspace() for ch in n)]
 
 # %% ../../nbs/23_compressors_listing.ipynb #39770850
-_OWN_MARKER = 'elided (caveman)'
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 MIN_RECORDS = HEAD + TAIL + 2
 
 def compress_fixed(body: bytes, query: str = '') -> bytes | None:
     "Fixed-width table bytes (UTF-8) -> the same tables with runs of records elided behind `… N rows elided (caveman): FACTS …` lines; header, layout and every non-record line kept; None when declined."
-    if _OWN_MARKER.encode() in body: return None
+    if is_caveman_view(body): return None
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
     lines = text.split('\n')
@@ -90,7 +90,7 @@ def path_fields(line: str) -> list[tuple[str, str]]:
 
 def compress_listing(body: bytes, query: str = '') -> bytes | None:
     "Path-list bytes (UTF-8, one path a line) -> directories kept, runs of entries of one directory cut to their first 3 and last 1 with a counted marker between; None when declined."
-    if _OWN_MARKER.encode() in body: return None
+    if is_caveman_view(body): return None
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
     lines = text.split('\n')

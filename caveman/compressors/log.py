@@ -19,7 +19,7 @@ _STEMS = ('error', 'fatal', 'panic', 'exception', 'traceback', 'fail', 'warn')
 _WORD_AT = re.compile(r'(?:error|fatal|panic|exception|traceback|failed|failure|fail|warning|warn)\b', re.A)
 _FRAME = re.compile(r'[ \t\n\r\f\v]+(?:at |File ")|[ \t\n\r\f\v]*--->')
 _GO_LINE = re.compile(r'\.go:[0-9]')
-_OWN_MARKER = 'lines elided (caveman)'
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 def must_keep_lines(lines: Sequence[str]) -> list[bool]:
     "Per line: is it always kept — an error/warning word (any case), a stack frame (indented `at `/`File \"`, `.go:<n>`, `--->`) or `caused by`? (reference §3.5)"
@@ -80,7 +80,7 @@ def compress_log(body: bytes, query: str = '') -> bytes | None:
     "Elide the repetitive runs of a log (UTF-8, >= 4 lines) behind invariant markers, keeping head, tail, errors, stack frames, signal lines (`caveman.signals`) and both ends of every template run; None when declined (reference §3.5 plus template runs)."
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
-    if _OWN_MARKER in text or CONTRACT_PREFIX in text: return None
+    if is_caveman_view(body): return None
     lines = text.split('\n')
     trailing = lines[-1] == ''
     if trailing: lines.pop()

@@ -142,10 +142,10 @@ def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     return keep
 
 # %% ../../nbs/14_compressors_text.ipynb #f5086728
-from .base import Compressor, elision_marker, dropped_runs, query_fill
+from .base import Compressor, elision_marker, dropped_runs, query_fill, is_caveman_view
 
 MIN_BYTES, MIN_SECTIONS, HEAD, TAIL, QUERY_LIMIT = 1600, 7, 2, 2, 12
-_OWN_MARKER = 'sections elided (caveman)'
+_HTML_BLOCK = elision_marker(1, 'sections')          # what a script/style/svg block becomes; always kept
 _HTML_DOC = re.compile(r'\s*<(?:!doctype html|html)', re.I)
 _HTML_OPEN = re.compile(r'<(script|style|svg)\b[^<>]*>', re.I)
 
@@ -159,7 +159,7 @@ def _strip_html_blocks(text: str) -> tuple[str, int]:
         close = low.find('</' + tag, m.end())
         gt = low.find('>', close) if close >= 0 else -1
         if gt < 0: unclosed.add(tag); continue
-        out += [text[pos:m.start()], elision_marker(1, 'sections')]
+        out += [text[pos:m.start()], _HTML_BLOCK]
         pos, removed = gt + 1, removed + 1
     out.append(text[pos:])
     text, kept, pos = ''.join(out), [], 0
@@ -174,7 +174,7 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     "Replace each run of redundant sections of a text (UTF-8, >= 1600 bytes, > 6 sections) with `… N sections elided (caveman) …`, keeping head, tail, headings, flagged sections, sections with a signal line (`caveman.signals`, prose profile) and fenced code whole (in a document without redundancy: its outline, leads and code); None when declined (reference §3.6)."
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
-    if len(text.strip().encode('utf-8')) < MIN_BYTES or _OWN_MARKER in text: return None
+    if len(text.strip().encode('utf-8')) < MIN_BYTES or is_caveman_view(body): return None
     text, removed = _strip_html_blocks(text)
     spans = heading_spans(text, sections(text))
     n = len(spans)
@@ -182,7 +182,7 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     secs = [text[a:b] for a, b in spans]
     sig = [[l for l, f in zip(ls, signal_flags(ls, PROSE)) if f] for ls in (s.split('\n') for s in secs)]
     forced = forced_signals([l[0] if l else '' for l in sig], sig)
-    keep = [k or _OWN_MARKER in s or f for k, s, f in zip(heading_keep(secs), secs, forced)]
+    keep = [k or _HTML_BLOCK in s or f for k, s, f in zip(heading_keep(secs), secs, forced)]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
     keep = keep_table_headers(secs, keep_document(secs, keep))
