@@ -318,6 +318,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                   'caveman/compressors/config.py'),
                                             'caveman.compressors.config._still_parses': ( 'compressors_config.html#_still_parses',
                                                                                           'caveman/compressors/config.py'),
+                                            'caveman.compressors.config.aligned_runs': ( 'compressors_config.html#aligned_runs',
+                                                                                         'caveman/compressors/config.py'),
                                             'caveman.compressors.config.block_middles': ( 'compressors_config.html#block_middles',
                                                                                           'caveman/compressors/config.py'),
                                             'caveman.compressors.config.block_scalars': ( 'compressors_config.html#block_scalars',
