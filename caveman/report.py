@@ -22,8 +22,9 @@ class Marker:
     summary: str = ''         # invariant summary as written, '' if none
     note: str = ''            # contract note a JSON marker carries
 
-_COUNTED = re.compile(r'… (\d+) (lines|rows|sections|context lines|search result lines|config lines|comment lines|added lines|removed lines) elided \(caveman\)(?:: (.*?))? …')
-_CAVEMAN_COUNTED = re.compile(r'… caveman: (\d+) (identical lines|doc comment lines) elided …')
+_COUNTED = re.compile(r'… (\d+) (lines?|rows?|sections?|context lines?|search result lines?|config lines?|comment lines?|added lines?|removed lines?) elided \(caveman\)(?:: (.*?))? …')
+_CAVEMAN_COUNTED = re.compile(r'… caveman: (\d+) (identical lines?|doc comment lines?) elided …')
+def _unit_name(word: str) -> str: return word if word.endswith('s') else word + 's'   # `1 section` is a `sections` marker
 _BODY = re.compile(r'/\* caveman: body elided \*/')
 _GAP = '… [caveman: non-adjacent] …'
 
@@ -33,8 +34,8 @@ def parse_marker(line: str) -> Marker | None:
     if m := _COUNTED.search(line):
         summary = m[3] or ''
         if m.start() > 0 and line[m.start() - 1] == '"': summary = summary.replace('""', '"')  # a quoted CSV cell
-        return Marker(m[2], int(m[1]), summary)
-    if m := _CAVEMAN_COUNTED.search(line): return Marker(m[2], int(m[1]))
+        return Marker(_unit_name(m[2]), int(m[1]), summary)
+    if m := _CAVEMAN_COUNTED.search(line): return Marker(_unit_name(m[2]), int(m[1]))
     if _BODY.search(line): return Marker('body', None)
     if _GAP in line: return Marker('gap', None)
     return None

@@ -448,7 +448,7 @@ def _json_walk(o, v, path: str, out: list[str]):
         out.extend(cut_string_problems(o, v, path))
 
 
-CHARS_MARKER = re.compile(ELL + r' (\d+) chars elided \(caveman\)(?:: (.*?))? ' + ELL)
+CHARS_MARKER = re.compile(ELL + r' (\d+) chars? elided \(caveman\)(?:: (.*?))? ' + ELL)
 
 
 def cut_string_problems(orig: str, cut: str, path: str) -> list[str]:
@@ -533,15 +533,15 @@ def _place_lines(o: list[str], v: list[str]):
         return None
     for line in v:
         m = LINE_MARKER.search(line)
-        if m and m[2] != 'chars':   # `… N chars elided (caveman) …` shortens a value inside a kept line
+        if m and m[2] not in ('chars', 'char'):   # `… N chars elided (caveman) …` shortens a value inside a kept line
             if pending is not None:   # two markers in a row: the first one's count cannot be checked by placement
                 yield pending, cur, None; cur += int(pending[1])
             pending = m; continue
         if line.startswith(CONTRACT) or CONTRACT in line: continue
         if pending is not None:
             n = int(pending[1])
-            if pending[2] == 'sections' and not line.strip(): continue   # blank lines around a section marker
-            if pending[2] == 'sections':
+            if pending[2] in ('sections', 'section') and not line.strip(): continue   # blank lines around a section marker
+            if pending[2] in ('sections', 'section'):
                 j = find(line, cur)
                 yield pending, cur, j; pending = None
                 if j is not None: cur = j + 1
@@ -627,8 +627,10 @@ COUNTED_LINE_UNITS = ('lines', 'context lines', 'added lines', 'removed lines', 
 def line_false_claims(original: str, view: str, content_type: str) -> list[str]:
     o, v, out = _lines(original), _lines(view), []
     for m, a, b in _place_lines(o, v):
-        n, unit, summary = int(m[1]), m[2], m[3] or ''
+        n, unit, summary = int(m[1]), m[2] if m[2].endswith('s') else m[2] + 's', m[3] or ''   # `1 section` reads in the singular
         what = f'line marker "{m[0][:60]}"'
+        if (n == 1) == m[2].endswith('s'):
+            out.append(f'{what}: "{n} {m[2]}" is not English: one unit reads in the singular, any other count in the plural')
         if b is None:   # the neighbours could not be placed verbatim: only the grammar is checked
             out.extend(check_summary(summary, None, None, what)); continue
         if unit in COUNTED_LINE_UNITS and b - a != n:

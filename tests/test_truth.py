@@ -290,6 +290,19 @@ def test_fixed_width_claims_are_checked_strictly():
         assert false_claims(orig, text.replace(summary, lie).encode(), ct), lie
 
 
+def test_a_marker_for_one_unit_reads_in_the_singular():
+    "`… 1 section elided …`, never `1 sections` (issue 10): the checker reports the wording, and views have it right."
+    paras = [f'Paragraph {i} says something long enough to be prose, with words.' for i in range(5)]
+    orig = '\n\n'.join(paras) + '\n'
+    good = '\n\n'.join(paras[:2] + ['… 1 section elided (caveman) …'] + paras[3:]) + '\n'
+    assert false_claims(orig.encode(), good.encode(), 'text') == []
+    assert false_claims(orig.encode(), good.replace('1 section ', '1 sections ').encode(), 'text')
+    doc = '\n\n'.join(['# Title', 'Intro paragraph.'] + [f'Host web-{i} was patched and rebooted cleanly, checks passed.' for i in range(40)]
+                       + ['Decision: ship.', 'Middle note line.', 'x' * 40 + ' different kind of paragraph ' * 3, 'Thanks.', 'Bye.']) + '\n'
+    view, ct = view_of(doc.encode(), 'text')
+    assert b'(caveman)' in view and false_claims(doc.encode(), view, ct) == []
+
+
 def test_the_checker_counts_text_sections():
     "A text view's `… N sections elided …` is checked against the paragraphs between its kept neighbours."
     paras = [f'Paragraph {i} says something long enough to be prose, with words.' for i in range(12)]

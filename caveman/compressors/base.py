@@ -6,7 +6,7 @@
 __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES',
            'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER',
            'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor',
-           'split_lines', 'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'is_caveman_view',
+           'split_lines', 'join_lines', 'crlf_majority', 'synth_line', 'plural', 'elision_marker', 'is_caveman_view',
            'dropped_runs', 'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'guard_or',
            'summary_string', 'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time',
            'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text', 'json_number', 'json_literal',
@@ -75,8 +75,13 @@ def synth_line(text: str, crlf: bool) -> bytes:
 ELLIPSIS = '…'
 
 # %% ../../nbs/10_compressors_base.ipynb #e2ae7e35
+def plural(n: int, unit: str) -> str:
+    "`unit` (a plural noun phrase: `lines`, `config lines`, `chars`) as it reads after the count `n`: singular for 1 (`1 config line`), as given otherwise."
+    return unit[:-1] if n == 1 and unit.endswith('s') else unit
+
 def elision_marker(n: int, what: str = 'lines', summary: str = '') -> str:
-    "The marker text for `n` elided units: `… n what elided (caveman) …`, or `… n what elided (caveman): summary …` (reference §3.16)."
+    "The marker text for `n` elided units: `… n what elided (caveman) …`, or `… n what elided (caveman): summary …`; `what` is singular for 1 (`plural`; reference §3.16)."
+    what = plural(n, what)
     return f'{ELLIPSIS} {n} {what} elided (caveman): {summary} {ELLIPSIS}' if summary else f'{ELLIPSIS} {n} {what} elided (caveman) {ELLIPSIS}'
 
 # %% ../../nbs/10_compressors_base.ipynb #8c7120dc

@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from .base import (
     Compressor, Compressed, NUM_OPEN, NUM_CLOSE, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
-    summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill, is_caveman_view)
+    summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill, is_caveman_view, elision_marker)
 from ..jsonlex import DuplicateNameError, VERBATIM_OPEN, is_verbatim, resolve_sentinels
 
 MIN_ARRAY, HEAD, TAIL = 8, 3, 2          # arrays longer than MIN_ARRAY are selected; head/tail kept
@@ -151,8 +151,8 @@ _FAILURE_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:' + '|'.join(FORCE_WORDS) + r')
 _ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 
 def string_marker(n: int, summary: str = '') -> str:
-    "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`, or `… n chars elided (caveman): summary …`."
-    return f'… {n} {STRING_MARKER}: {summary} …' if summary else f'… {n} {STRING_MARKER} …'
+    "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`, or `… n chars elided (caveman): summary …` (`1 char` for one)."
+    return elision_marker(n, 'chars', summary)
 
 def failure_word_starts(s: str, start: int = 0) -> list[int]:
     "Sorted positions >= `start` where a failure word (`FORCE_WORDS`, ASCII case-insensitive, whole word) begins in `s`."
@@ -177,7 +177,7 @@ def _signal_lines(s: str, start: int) -> list[tuple[int, int]]:
         pos += len(l) + 1
     return out
 
-_STRING_MARK = re.compile(r'… \d+ ' + re.escape(STRING_MARKER) + r'(?:: [^\n]*?)? …')
+_STRING_MARK = re.compile(r'… \d+ chars? elided \(caveman\)(?:: [^\n]*?)? …')
 
 def is_view_string(s: str) -> bool:
     "True when the string value `s` is (or holds) a caveman view: a whole marker line or JSON marker (`is_caveman_view`), or an in-string `… N chars elided (caveman) …` marker."
