@@ -195,6 +195,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                 'caveman/compressors/base.py'),
                                           'caveman.compressors.base._number': ( 'compressors_base.html#_number',
                                                                                 'caveman/compressors/base.py'),
+                                          'caveman.compressors.base._outside_fences': ( 'compressors_base.html#_outside_fences',
+                                                                                        'caveman/compressors/base.py'),
                                           'caveman.compressors.base._piece_words': ( 'compressors_base.html#_piece_words',
                                                                                      'caveman/compressors/base.py'),
                                           'caveman.compressors.base._render': ( 'compressors_base.html#_render',

@@ -92,10 +92,20 @@ _VIEW_LINE = re.compile(rb'^[ \t]*(?:[#*|"]|//)?[ \t]*\xe2\x80\xa6 (?:\d+ [a-z][
 _VIEW_JSON = re.compile(rb'[{,]\s*"__caveman_elided__"\s*:\s*\d+\s*[,}]')
 _VIEW_BODY = re.compile(rb'\{ /\* caveman: body elided \*/ \}[ \t]*\r?$', re.M)
 
+_FENCE_LINE = re.compile(rb'^[ \t]*(?:```|~~~)', re.M)
+
+def _outside_fences(body: bytes, rx: re.Pattern) -> bool:
+    "True when `rx` matches `body` somewhere outside a Markdown fenced block (an odd number of fence lines before it)."
+    fences = [m.start() for m in _FENCE_LINE.finditer(body)]
+    for m in rx.finditer(body):
+        if sum(1 for f in fences if f < m.start()) % 2 == 0: return True
+    return False
+
 def is_caveman_view(body: bytes) -> bool:
-    "True when `body` (bytes) is a caveman view: it carries a whole elision marker where only caveman writes one (a marker line, a JSON marker member, a code body marker); a mention of a marker inside other text is not one."
+    "True when `body` (bytes) is a caveman view: it carries a whole elision marker where only caveman writes one (a marker line outside a fenced example, a JSON marker member in a JSON document, a code body marker); a mention of a marker inside other text is not one."
     if b'caveman' not in body: return False
-    return any(rx.search(body) for rx in (_VIEW_LINE, _VIEW_JSON, _VIEW_BODY))
+    if body.lstrip()[:1] in (b'{', b'[') and _VIEW_JSON.search(body): return True
+    return _outside_fences(body, _VIEW_LINE) or _outside_fences(body, _VIEW_BODY)
 
 # %% ../../nbs/10_compressors_base.ipynb #26863b36
 def dropped_runs(keep) -> list[tuple[int, int]]:
