@@ -72,3 +72,13 @@ def test_a_text_that_mentions_a_marker_is_compressed(i, name, data):
     r = ENGINE.compress(_mentioning(data, i, comment=name.endswith(('.yml', '.yaml'))))
     assert not r.passed_through and r.tokens_after < r.tokens_before, name
     assert ENGINE.compress(r.output).passed_through                         # and its view is a view
+
+
+def test_a_readme_that_quotes_a_view_is_still_cut():
+    "Package metadata embedding a README that quotes a view in a fenced block and a JSON marker in prose is no view: its long description is cut as any other."
+    readme = ('# tool\n\nIt replaces runs with markers such as `{"__caveman_elided__": 8}` and `… 3 lines elided (caveman) …`.\n\n'
+              '```\nline one\n… 3 lines elided (caveman) …\nline five\n```\n\n'
+              + '\n'.join(f'Line {i} of the documentation explains one more feature in some detail.' for i in range(60)))
+    doc = {'installed': [{'metadata': {'name': f'pkg{i}', 'description': readme}} for i in range(3)]}
+    r = ENGINE.compress(json.dumps(doc, indent=1).encode())
+    assert all('chars elided (caveman)' in d['metadata']['description'] for d in json.loads(r.output)['installed'])
