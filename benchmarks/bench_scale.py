@@ -69,7 +69,8 @@ def pathological() -> list[tuple[str, bytes]]:
     lines = _lines_of('log')
     return [('16 MiB run of spaces in a line', b'start: ' + b' ' * 16 * 2**20 + b'end\n'),
             ('one 16 MiB JSON line', ('[' + ','.join(one_line) + ']').encode()),
-            ('1M-line log (16 B lines)', b''.join(lines[i % len(lines)][:15].rstrip(b'\r\n') + b'\n' for i in range(1_000_000)))]
+            ('1M-line log (16 B lines)', b''.join(lines[i % len(lines)].decode()[:15].rstrip('\r\n').encode() + b'\n'   # cut by characters: valid UTF-8
+                                                  for i in range(1_000_000)))]
 
 def _rss_now() -> int:
     for l in open('/proc/self/status'):

@@ -6,13 +6,14 @@
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
            'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'RULES', 'FileWrapper',
-           'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Table', 'parse_table', 'yaml_lines',
-           'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks',
-           'path_lines', 'detect']
+           'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table',
+           'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table',
+           'fixed_blocks', 'path_lines', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
 from collections import Counter as _Tally
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -199,11 +200,41 @@ def rewrap(body: bytes, layers: list[Layer]) -> bytes:
     for layer in reversed(layers): body = layer.wrap(body)
     return body
 
-# %% ../nbs/03_detect.ipynb #c009f557
+# %% ../nbs/03_detect.ipynb #898e884a
+_UNIT = '\x1f'
+
+class Rows(Sequence):
+    "The records of a table, each packed as one str: `rows[i]` is its list of cells (str), a slice is `Rows` again."
+    def __init__(self, packed: list, sep: str | None):
+        self.packed, self.sep = packed, sep              # sep None: `packed` holds the cell lists themselves
+    def __len__(self) -> int: return len(self.packed)
+    def __getitem__(self, i):
+        if isinstance(i, slice): return Rows(self.packed[i], self.sep)
+        r = self.packed[i]
+        return r if self.sep is None else r.split(self.sep)
+    def __iter__(self):
+        if self.sep is None: return iter(self.packed)
+        sep = self.sep
+        return (r.split(sep) for r in self.packed)
+    def widths(self) -> set[int]:
+        "The distinct numbers of cells per record, without splitting them."
+        if self.sep is None: return set(map(len, self.packed))
+        return {r.count(self.sep) + 1 for r in self.packed}
+    def __eq__(self, other) -> bool: return list(self) == list(other)
+    def __add__(self, other) -> list: return list(self) + list(other)
+    def __repr__(self) -> str: return f'Rows({list(self)!r})'
+
+def _pack(rows, sep: str = _UNIT) -> Rows:
+    "`Rows` of an iterable of cell lists, packed with `sep` unless some cell holds it."
+    rows = list(rows) if not isinstance(rows, list) else rows
+    if any(sep in c for r in rows for c in r): return Rows(rows, None)
+    return Rows([sep.join(r) for r in rows], sep)
+
+# %% ../nbs/03_detect.ipynb #c8e1409d
 @dataclass
 class Table:
-    "A strictly parsed table (reference §3.7): `rows` = header row(s) then records, all one width; `delimiter` ',', '\\t' or '|' (markdown)."
-    rows: list[list[str]]
+    "A strictly parsed table (reference §3.7): `rows` = header row(s) then records, all one width (`Rows`, packed); `delimiter` ',', '\\t' or '|' (markdown)."
+    rows: Rows
     header_rows: int
     delimiter: str
     markdown: bool
@@ -211,9 +242,9 @@ class Table:
     trailing_newline: bool
 
     @property
-    def header(self) -> list[list[str]]: return self.rows[:self.header_rows]
+    def header(self) -> list[list[str]]: return list(self.rows[:self.header_rows])
     @property
-    def records(self) -> list[list[str]]: return self.rows[self.header_rows:]
+    def records(self) -> Rows: return self.rows[self.header_rows:]
 
 _MD_SEPARATOR_CELL = re.compile(r':?-{3,}:?')
 
@@ -248,32 +279,41 @@ def _read_fields(text: str, d: str) -> list[list[str]]:
             if not end: break
     return rows
 
-def _read_delimited(text: str, d: str) -> list[list[str]] | None:
-    "Records of delimited `text` with Go `encoding/csv` semantics (see the table above), or None on a quote error."
+_LINE = re.compile(r'[^\n]*\n|[^\n]+\Z')
+
+def _read_delimited(text: str, d: str) -> Rows | None:
+    "Records of delimited `text` with Go `encoding/csv` semantics (see the table above), packed, or None on a quote error."
     text = text.replace('\r\n', '\n')
     if text.endswith('\r'): text = text[:-1]
-    if '"' not in text: return [line.split(d) for line in text.split('\n') if line]
+    if '"' not in text: return Rows([line for line in text.split('\n') if line], d)     # each line is its record
     if not _csv_patterns(d)[0].fullmatch(text): return None
     if '\r' not in text:
-        try: return [r for r in csv.reader(io.StringIO(text, newline=''), delimiter=d, strict=True) if r]
+        lines = (m.group() for m in _LINE.finditer(text))           # one line at a time (a StringIO copy costs 4 bytes a character)
+        try:
+            if _UNIT not in text: return Rows([_UNIT.join(r) for r in csv.reader(lines, delimiter=d, strict=True) if r], _UNIT)
+            return _pack([r for r in csv.reader(lines, delimiter=d, strict=True) if r])
         except csv.Error: pass
-    return _read_fields(text, d)
+    return _pack(_read_fields(text, d))
 
+_NONBLANK = re.compile(r'\S')
+
+@lru_cache(maxsize=1)                                         # detection and the tabular compressor ask about one payload
 def parse_table(data: bytes) -> Table | None:
     "Parse `data` as a markdown table or CSV/TSV (reference §3.7), or None: invalid UTF-8, blank, ragged, < 2 records, < 2 or > 128 fields, bad quoting."
     try: text = data.decode('utf-8')
     except UnicodeDecodeError: return None
-    s = text.strip()
-    if not s: return None
-    if s[0] == '|' and (rows := _markdown_rows(text)):
-        return Table(rows, 2, '|', True, crlf_majority(data), data.endswith(b'\n'))
-    i = len(text) - len(text.lstrip())                  # the first non-blank line, as written
-    first = text[text.rfind('\n', 0, i) + 1:].split('\n', 1)[0]
+    i = next((m.start() for m in _NONBLANK.finditer(text)), -1)   # no whole-text copies (`strip`, `split`) on the way
+    if i < 0: return None
+    if text[i] == '|' and (rows := _markdown_rows(text)):
+        return Table(Rows(rows, None), 2, '|', True, crlf_majority(data), data.endswith(b'\n'))
+    start = text.rfind('\n', 0, i) + 1                  # the first non-blank line, as written
+    end = text.find('\n', i)
+    first = text[start:end if end >= 0 else len(text)]
     tabs, commas = first.count('\t'), first.count(',')
     d = '\t' if tabs >= 1 and tabs > commas else ','
     if d not in first: return None
     rows = _read_delimited(text, d)
-    if not rows or len(rows) < 2 or not 2 <= len(rows[0]) <= 128 or len(set(map(len, rows))) != 1: return None
+    if not rows or len(rows) < 2 or not 2 <= len(rows[0]) <= 128 or len(rows.widths()) != 1: return None
     return Table(rows, 1, d, False, crlf_majority(data), data.endswith(b'\n'))
 
 # %% ../nbs/03_detect.ipynb #f04198c7
@@ -297,17 +337,14 @@ _TOML_VALUE = re.compile(rb'''(?:["'\[{]|(?:true|false|[+-]?(?:inf|nan)|[+-]?\d[
                          rb'''|0x[0-9A-Fa-f_]+|0o[0-7_]+|0b[01_]+|\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?'''
                          rb'''(?:Z|[+-]\d\d:\d\d)?)?|\d\d:\d\d:\d\d(?:\.\d+)?)[ \t]*(?:#|\r?$))''')
 
+# %% ../nbs/03_detect.ipynb #1de08329
 def yaml_lines(text: str):
     "`(body, line_of)`: the text a YAML parser should read (`text` without a leading BOM, which libyaml does not count) and a function from a character offset in it (a parser mark's `.index`) to the 0-based line of `text.split('\\n')` holding it, whatever other line breaks (lone CR, NEL, LS, PS) the parser counted."
     body = text[1:] if text.startswith('\ufeff') else text
     starts = list(itertools.accumulate((len(l) + 1 for l in body.split('\n')[:-1]), initial=0))
     return body, lambda i: bisect.bisect_right(starts, i) - 1
 
-def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | None:
-    "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line unless it keeps them, `|+`), from the parser's events; None when `text` does not parse, or with `unique_keys` when a mapping repeats a scalar key (YAML forbids it; stack traces and logs that happen to parse do it all the time)."
-    found = _yaml_extents(text)
-    return None if found is None or (unique_keys and found[1]) else found[0]
-
+# %% ../nbs/03_detect.ipynb #92d3eb1e
 @lru_cache(maxsize=2)                                                   # detection and the config compressor ask about one text
 def _yaml_extents(text: str) -> tuple[list[tuple[int, int]], bool] | None:
     "`(spans, a mapping repeats a key)` for `yaml_spans`, in one pass of the parser; None when `text` does not parse."
@@ -343,6 +380,13 @@ def _yaml_extents(text: str) -> tuple[list[tuple[int, int]], bool] | None:
     except Exception: return None
     return out, repeated
 
+# %% ../nbs/03_detect.ipynb #f5233944
+def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | None:
+    "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line unless it keeps them, `|+`), from the parser's events; None when `text` does not parse, or with `unique_keys` when a mapping repeats a scalar key (YAML forbids it; stack traces and logs that happen to parse do it all the time)."
+    found = _yaml_extents(text)
+    return None if found is None or (unique_keys and found[1]) else found[0]
+
+# %% ../nbs/03_detect.ipynb #23df7139
 def _line_spans(data: bytes, numbers) -> list[tuple[int, int]]:
     "Spans of `b'\\n' + data + b'\\n'` (as `_LineCounts.without` takes them) covering the lines numbered `numbers` (0-based)."
     ends = [m.start() for m in re.finditer(b'\n', data)] + [len(data)]
@@ -353,11 +397,13 @@ def _line_spans(data: bytes, numbers) -> list[tuple[int, int]]:
         else: spans.append((a, b))
     return spans
 
+# %% ../nbs/03_detect.ipynb #ec327926
 @lru_cache(maxsize=None)
 def _block_body(indent: int) -> re.Pattern:
     "The lines after a block-scalar header that belong to it: blank, or indented more than `indent` spaces."
     return re.compile(rb'(?:\n(?:[ \t\r]*(?=\n)|[ ]{%d}[^\n]*))*' % (indent + 1))
 
+# %% ../nbs/03_detect.ipynb #a1b4c62a
 def _block_bodies(framed: bytes) -> list[tuple[int, int]]:
     "Spans of `framed` holding block-scalar bodies: the lines after `key: |` or `- |` indented deeper than that key or dash."
     spans, done = [], 0
@@ -370,6 +416,7 @@ def _block_bodies(framed: bytes) -> list[tuple[int, int]]:
         if done > m.end(): spans.append((m.end(), done))
     return spans
 
+# %% ../nbs/03_detect.ipynb #e275f016
 class _LineCounts:
     "Lazily counted line classes of `framed`, leaving out the lines inside `spans`."
     def __init__(self, framed: bytes, spans=(), totals=None):
@@ -388,6 +435,7 @@ class _LineCounts:
         p = self['significant'] - self['section'] - self['key']
         return p if upper else p - self['assign'] - (self['dash'] - self['dash_key']) - self['docmark']
 
+# %% ../nbs/03_detect.ipynb #a42a9556
 def yaml_parses(data: bytes) -> bool:
     "True when `data` (bytes) is a syntactically valid stream of YAML documents: libyaml's event parser accepts it (else PyYAML's Python parser); no objects are built."
     try:
@@ -402,6 +450,7 @@ def yaml_parses(data: bytes) -> bool:
     except yaml.YAMLError: return False
     return True
 
+# %% ../nbs/03_detect.ipynb #99c66bca
 def config_parses(kind: str, text: str) -> bool | None:
     "Whether `text` (str) parses as `kind` ('yaml', 'toml', 'ini') with PyYAML's event parser, `tomllib` or `configparser`; None when there is no parser to ask (`tomllib` needs Python 3.11)."
     if kind == 'yaml': return yaml_parses(text.encode('utf-8'))
@@ -411,11 +460,19 @@ def config_parses(kind: str, text: str) -> bool | None:
             tomllib.loads(text)
         else:
             import configparser
-            configparser.ConfigParser(interpolation=None, strict=False).read_string(text)
+            lines = (m.group() for m in _LINE.finditer(text))      # what `read_string` reads, without its 4-bytes-a-character copy
+            configparser.ConfigParser(interpolation=None, strict=False).read_file(lines)
     except ImportError: return None
     except Exception: return False
     return True
 
+# %% ../nbs/03_detect.ipynb #cb846da8
+def _yaml_shaped(c: _LineCounts) -> bool:
+    "At least 6 keys, keys at least half of the significant lines, prose at most a quarter (reference §3.9)."
+    sig = c['significant']
+    return c['key'] >= 6 and c['key'] * 2 >= sig and not (c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig)
+
+# %% ../nbs/03_detect.ipynb #ff193f71
 _INI_CONTINUATION = re.compile(rb'[ \t]+[^ \t\r\n#;][^\n]*')        # an indented line: the rest of the value above
 
 def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
@@ -430,19 +487,16 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
             ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
             return 'ini' if ini else 'toml'
         if config_parses('toml', text): return 'toml'
-        inner = _line_spans(data, (i for i, l in enumerate(data.split(b'\n')) if _INI_CONTINUATION.fullmatch(l)))
-        if c.without(inner).prose() == 0 and config_parses('ini', text): return 'ini'
+        if config_parses('ini', text):                                  # the parser first: it rejects most texts at their first line
+            inner = _line_spans(data, (i for i, l in enumerate(data.split(b'\n')) if _INI_CONTINUATION.fullmatch(l)))
+            if c.without(inner).prose() == 0: return 'ini'
     if c['key'] < 6: return None
     if not block_scalars and _KEY_BLOCK.search(framed): return None
     if block_scalars and (_KEY_BLOCK.search(framed) or _ITEM_BLOCK.search(framed)): c = c.without(_block_bodies(framed))
     if _yaml_shaped(c): return 'yaml' if yaml_parses(data) else None
-    if not block_scalars or (spans := yaml_spans(text, unique_keys=True)) is None: return None
+    if not block_scalars or not yaml_parses(data): return None          # libyaml's syntax check rejects prose at once; the events cost more
+    if (spans := yaml_spans(text, unique_keys=True)) is None: return None
     return 'yaml' if _yaml_shaped(_LineCounts(framed).without(_line_spans(data, (i for a, b in spans for i in range(a + 1, b + 1))))) else None
-
-def _yaml_shaped(c: _LineCounts) -> bool:
-    "At least 6 keys, keys at least half of the significant lines, prose at most a quarter (reference §3.9)."
-    sig = c['significant']
-    return c['key'] >= 6 and c['key'] * 2 >= sig and not (c.prose(upper=True) * 4 > sig and c.prose() * 4 > sig)
 
 # %% ../nbs/03_detect.ipynb #dc1449c2
 @dataclass
@@ -561,14 +615,24 @@ def _table_share(lines: list[str]) -> tuple[int, int, bool]:
         covered += sum(1 for k, l in enumerate(block) if k in rows or _LS_ENTRY.match(l) or _is_dir_heading(l) or _LS_TOTAL.match(l))
     return covered, nonblank, any_table
 
+def _head_lines(body: bytes, n: int) -> list[str] | None:
+    "The first `n` lines of `body` (all when fewer) as str, decoding only them; None when they are not UTF-8."
+    end = -1
+    for _ in range(n):
+        end = body.find(b'\n', end + 1)
+        if end < 0: break
+    try: return (body if end < 0 else body[:end]).decode('utf-8').split('\n')
+    except UnicodeDecodeError: return None
+
 def _is_table(body: bytes) -> bool:
     if body.count(b'  ') < 3: return False                                   # no padding, no columns
+    head = _head_lines(body, 80)                                             # most texts fail on their first lines: decide there
+    if head is None: return False
+    covered, nonblank, found = _table_share(head)
+    if not found or covered * 5 < nonblank * 3: return False
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return False
     lines = text.split('\n')
-    head = lines[:80]
-    covered, nonblank, found = _table_share(head)
-    if not found or covered * 5 < nonblank * 3: return False
     if len(lines) > len(head): covered, nonblank, found = _table_share(lines)
     return found and nonblank >= MIN_FIXED_RECORDS + 1 and covered * 5 >= nonblank * 3
 
@@ -587,11 +651,12 @@ def path_lines(lines: list[str]) -> bool:
 
 def _is_listing(body: bytes) -> bool:
     if body.count(b'/') < MIN_LISTING_PATHS: return False
+    head = _head_lines(body, 64)                                             # most texts fail on their first lines
+    if head is None: return False
+    if body.count(b'\n') >= 64 and not path_lines(head): return False
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return False
-    lines = text.split('\n')
-    if len(lines) > 64 and not path_lines(lines[:64]): return False          # most texts fail on their first lines
-    return path_lines(lines)
+    return path_lines(text.split('\n'))
 
 # %% ../nbs/03_detect.ipynb #e2d60dd6
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13, 27)) + b'\x7f'
@@ -795,13 +860,19 @@ _KEYWORD_START = re.compile(rb'[ \t]*(?:def|class|import|from|return|if|elif|els
 _COMMENT_START = (b'#', b'//', b'/*', b'*')
 
 def _mostly_statements(t: bytes) -> bool:
-    "At least a quarter of the non-blank, non-comment lines of `t` are statement-like (a keyword opening or `_statement_like`)."
+    "At least a quarter of the non-blank, non-comment lines of `t` are statement-like (a keyword opening or `_statement_like`); stops as soon as the lines left cannot change the answer."
     lines = statements = 0
-    for line in t.split(b'\n'):
-        s = line.lstrip(b' \t')
-        if not s.rstrip(_WS) or s.startswith(_COMMENT_START): continue
-        lines += 1
-        if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
+    left, pos = t.count(b'\n') + 1, 0                        # physical lines not yet read: a bound on what can still count
+    while pos <= len(t):
+        end = t.find(b'\n', pos)
+        if end < 0: end = len(t)
+        s = t[pos:end].lstrip(b' \t'); pos = end + 1; left -= 1
+        if s.rstrip(_WS) and not s.startswith(_COMMENT_START):
+            lines += 1
+            if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
+        if not left & 1023:                                  # now and then: is the answer settled whatever follows?
+            if statements * 4 >= lines + left: return True
+            if (statements + left) * 4 < lines + left: return False
     return statements * 4 >= lines
 
 def _is_code(body: bytes) -> bool:

@@ -78,23 +78,28 @@ _PYTEST_LOC = re.compile(r'[^\s:]+:[0-9]+: [A-Za-z_][\w.]*')
 _E_LINE = re.compile(_PYTEST_E)
 _ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 
+_BLOCK_LINES = 1 << 11          # lines joined at a time: the joined and lowered copies stay small (issue 12 item 6)
+
 def _line_flags(lines: Sequence[str], profile: str) -> list[str | None]:
-    "Per line, the class of its first match: `str.find` of the literals over the joined lower-cased text picks the candidate lines, the pattern classifies only those."
+    "Per line, the class of its first match: `str.find` of the literals over the joined lower-cased text picks the candidate lines (2,048 lines at a time), the pattern classifies only those."
     flags = [None] * len(lines)
     if not lines: return flags
-    text = '\n'.join(lines)
-    low = text.lower()
-    if len(low) != len(text): low = text.translate(_ASCII_LOWER)     # a letter lowered to two: positions would shift
-    starts, pos = [], 0
-    for l in lines: starts.append(pos); pos += len(l) + 1
-    starts.append(pos)
+    ascii_only = any(not l.isascii() and len(l.lower()) != len(l) for l in lines)   # a letter lowered to two: positions would shift
     cand = set()
-    for lit in _LITERALS:
-        i = low.find(lit)
-        while i >= 0:
-            n = bisect_right(starts, i) - 1
-            cand.add(n)
-            i = low.find(lit, starts[n + 1])                  # the next line: this one is a candidate already
+    for b in range(0, len(lines), _BLOCK_LINES):
+        block = lines[b:b + _BLOCK_LINES]
+        text = '\n'.join(block)
+        low = text.translate(_ASCII_LOWER) if ascii_only else text.lower()
+        del text
+        starts, pos = [], 0
+        for l in block: starts.append(pos); pos += len(l) + 1
+        starts.append(pos)
+        for lit in _LITERALS:
+            i = low.find(lit)
+            while i >= 0:
+                n = bisect_right(starts, i) - 1
+                cand.add(b + n)
+                i = low.find(lit, starts[n + 1])              # the next line: this one is a candidate already
     for n in cand: flags[n] = line_signal(lines[n], profile)
     return flags
 

@@ -212,8 +212,9 @@ class _Classes:
             if n >= need and (v & c).bit_count() >= need: return True
         return False
 
-def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dict | None = None) -> list[bool]:
-    "New keep flags: `keep` plus every dropped unit whose content class no kept unit represents, so each class survives once; `profiles` optionally caches profiles by unit text across calls on one payload (reference §3.1)."
+def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dict | None = None,
+                       keep_past_cap: bool = True) -> list[bool]:
+    "New keep flags: `keep` plus every dropped unit whose content class no kept unit represents, so each class survives once; `profiles` optionally caches profiles by unit text across calls on one payload; after 128 promotions the rest are kept (reference §3.1), or with `keep_past_cap=False` left dropped for their markers (issue 12 item 7)."
     keep = list(keep)
     if all(keep): return keep
     if profiles is None: profiles = {}
@@ -237,7 +238,9 @@ def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dic
         classes[masked].add(len(vocab), bits.of(vocab))
     decided, promotions = set(), 0
     for n, i in enumerate(dropped):
-        if promotions >= _PROMOTIONS: keep[i] = True; continue
+        if promotions >= _PROMOTIONS:
+            if not keep_past_cap: break
+            keep[i] = True; continue
         profile = profile_of(dropped, n)
         if not profile[1] or profile in decided: continue
         decided.add(profile)

@@ -353,7 +353,7 @@ def select(self: _Walk, arr: list, texts: list[str], sizes: list[int]) -> list[b
     self.sig = [json_signal(e) for e in arr]                      # caveman.signals: kept, copies beyond 3 counted
     for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
         if f: keep[i] = True
-    return keep_non_redundant(texts, keep, self.profiles)
+    return keep_non_redundant(texts, keep, self.profiles, keep_past_cap=False)   # past the cap: markers (issue 12 item 7)
 
 # %% ../../nbs/11_compressors_json.ipynb #7b4f6c4c
 @patch

@@ -21,28 +21,37 @@ _FRAME = re.compile(r'[ \t\n\r\f\v]+(?:at |File ")|[ \t\n\r\f\v]*--->')
 _GO_LINE = re.compile(r'\.go:[0-9]')
 from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
+_BLOCK_LINES = 1 << 11          # lines lowered and joined at a time (issue 12 item 6: the copies stay small)
+
 def must_keep_lines(lines: Sequence[str]) -> list[bool]:
     "Per line: is it always kept — an error/warning word (any case), a stack frame (indented `at `/`File \"`, `.go:<n>`, `--->`) or `caused by`? (reference §3.5)"
-    lows = [l.lower() for l in lines]
+    keep = [False] * len(lines)
+    for b in range(0, len(lines), _BLOCK_LINES):                  # each line is judged alone: blocks change nothing
+        _must_keep_block(lines, b, min(len(lines), b + _BLOCK_LINES), keep)
+    for n, l in enumerate(lines):
+        if not keep[n] and l[:1] in ' \t\r\f\v-' and l and _FRAME.match(l): keep[n] = True
+    return keep
+
+def _must_keep_block(lines: Sequence[str], a: int, z: int, keep: list[bool]) -> None:
+    "Set `keep` for the word, `.go:` and `caused by` rules over `lines[a:z]`, one lower-cased text for the block."
+    lows = [l.lower() for l in lines[a:z]]
     starts, pos = [], 0
     for l in lows: starts.append(pos); pos += len(l) + 1
     starts.append(pos)
-    low, keep = '\n'.join(lows), [False] * len(lines)
+    low = '\n'.join(lows)
+    del lows
     def scan(needle, check):
         i = low.find(needle)
         while i >= 0:
             n = bisect_right(starts, i) - 1
-            if not keep[n] and check(i, n): keep[n] = True
-            i = low.find(needle, starts[n + 1] if keep[n] else i + 1)
+            if not keep[a + n] and check(i, a + n): keep[a + n] = True
+            i = low.find(needle, starts[n + 1] if keep[a + n] else i + 1)
     def word_at(i, n):
         c = low[i - 1] if i else ' '
         return not (c.isascii() and (c.isalnum() or c == '_')) and _WORD_AT.match(low, i) is not None
     for stem in _STEMS: scan(stem, word_at)
     scan('.go:', lambda i, n: _GO_LINE.search(lines[n]) is not None)       # case-sensitive, on the line itself
     scan('caused by', lambda i, n: True)
-    for n, l in enumerate(lines):
-        if not keep[n] and l[:1] in ' \t\r\f\v-' and l and _FRAME.match(l): keep[n] = True
-    return keep
 
 def must_keep(line: str) -> bool:
     "True for a log line that is always kept (see `must_keep_lines`)."
@@ -54,13 +63,20 @@ _DIGIT_RUN = re.compile(r'[0-9]+')
 
 def template_runs(lines: Sequence[str]) -> list[tuple[int, int, str]]:
     "Maximal runs `(start, end, template)` (end exclusive) of >= 4 consecutive lines whose whitespace fields (digits masked as `#`, >= 2 fields) all agree with the first line's except one fixed slot, shown as `<*>` in the template."
-    fields = [tuple(_DIGIT_RUN.sub('#', f) for f in l.split()) for l in lines]
-    runs, i, n = [], 0, len(lines)
+    memo = {}                                                       # fields of the next few lines from i, looked at again when i moves on by one
+    def fields(k):
+        f = memo.get(k)
+        if f is None:
+            f = tuple(_DIGIT_RUN.sub('#', x) for x in lines[k].split())
+            if k < i + MIN_TEMPLATE_RUN: memo[k] = f                   # a long run is never looked at again: not kept
+        return f
+    runs, i, n, lo = [], 0, len(lines), 0
     while i < n:
-        first, slot, j = fields[i], None, i + 1
+        while lo < i: memo.pop(lo, None); lo += 1                  # lines before i are never looked at again
+        first, slot, j = fields(i), None, i + 1
         if len(first) >= 2:
             while j < n:
-                f = fields[j]
+                f = fields(j)
                 if len(f) != len(first): break
                 diff = [k for k, (a, b) in enumerate(zip(first, f)) if a != b]
                 if len(diff) > 1 or (diff and slot is not None and diff[0] != slot): break
@@ -82,6 +98,7 @@ def compress_log(body: bytes, query: str = '') -> bytes | None:
     except UnicodeDecodeError: return None
     if is_caveman_view(body): return None
     lines = text.split('\n')
+    del text                                                        # one copy of the log at a time
     trailing = lines[-1] == ''
     if trailing: lines.pop()
     n = len(lines)
@@ -95,7 +112,7 @@ def compress_log(body: bytes, query: str = '') -> bytes | None:
         keep[a] = keep[b - 1] = True
         units[a:b] = [template] * (b - a)
     if query: keep = query_fill(lines, keep, query, QUERY_LIMIT)
-    keep = keep_non_redundant(units, keep)
+    keep = keep_non_redundant(units, keep, keep_past_cap=False)     # past the cap: markers (issue 12 item 7)
     crlf = crlf_majority(body)
     out, elided = elide_runs(lines, keep, 'lines', log_fields, crlf, signals)
     if not elided: return None

@@ -19,18 +19,22 @@ _NUMBERED = re.compile(r'(\d+)([:-])(.*)\Z', re.S)
 
 def _path(s: str) -> bool: return bool(s) and s != '--' and not s.isdigit() and not any(c.isspace() or c == ':' for c in s)
 
+def _context_hits(lines: Sequence[str], hits: list, paths: set, skip: set = frozenset()):
+    "Fill `hits` with the flat context lines (`path-N-text`) among `lines` whose path is one of `paths`, longest path first where several fit."
+    longest = max(map(len, paths), default=0)
+    for i, line in enumerate(lines):
+        k = line.find('-', 0, longest + 1) if hits[i] is None and paths and i not in skip else -1
+        while 0 < k <= longest:
+            if line[:k] in paths and (m := _NUMBERED.match(line, k + 1)) and m[2] == '-':
+                hits[i] = Hit(line[:k], m[1], '-', m[3]); break
+            k = line.find('-', k + 1, longest + 1)
+
 def parse_hits(lines: Sequence[str]) -> tuple[list[Hit | None], set[int]]:
     "Each line's `Hit` (None: not a hit) and the indices of path lines of grouped output, for grep/ripgrep/git grep output in flat (`path:N:text`, `path-N-text`) or grouped (`rg --heading`) form."
     hits, paths, headers = [None] * len(lines), set(), set()
     for i, line in enumerate(lines):
         if (m := _MATCH.match(line)) and not m[1].isdigit(): hits[i] = Hit(m[1], m[2], ':', m[3]); paths.add(m[1])
-    longest = max(map(len, paths), default=0)
-    for i, line in enumerate(lines):                                  # flat context lines: a known path, then -N-
-        k = line.find('-', 0, longest + 1) if hits[i] is None and paths else -1
-        while 0 < k <= longest:
-            if line[:k] in paths and (m := _NUMBERED.match(line, k + 1)) and m[2] == '-':
-                hits[i] = Hit(line[:k], m[1], '-', m[3]); break
-            k = line.find('-', k + 1, longest + 1)
+    _context_hits(lines, hits, paths)
     path = None                                                        # grouped form: a path line, then N:text lines
     for i, line in enumerate(lines):
         if hits[i] is not None: path = None; continue
@@ -40,6 +44,8 @@ def parse_hits(lines: Sequence[str]) -> tuple[list[Hit | None], set[int]]:
         starts = _NUMBERED.match(nxt) or 'search result lines elided (caveman)' in nxt
         path = line if _path(line) and hits[i + 1 if i + 1 < len(lines) else i] is None and starts else None
         if path is not None: headers.add(i)
+    if (more := {lines[i] for i in headers} - paths):                 # a file known only by its path line names flat context lines too
+        _context_hits(lines, hits, paths | more, skip=headers)
     return hits, headers
 
 def flat_line(h: Hit) -> str:
