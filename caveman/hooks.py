@@ -86,7 +86,7 @@ def fit_view(view: str, limit: int) -> str:
         tail.append(l); used += len(l)
     tail.reverse()
     gap = len(lines) - len(head) - len(tail)
-    return ''.join(head) + f'… {gap} lines of this view elided (caveman): they are in the original …\n' + ''.join(tail)
+    return ''.join(head) + f'… {gap} {"line" if gap == 1 else "lines"} of this view elided (caveman): they are in the original …\n' + ''.join(tail)
 
 # %% ../nbs/63_hooks.ipynb #5d54e830
 MAX_PERSISTED = 64 * 1024 * 1024   # bytes read back from a persisted Bash output

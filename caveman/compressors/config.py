@@ -6,7 +6,8 @@
 __all__ = ['CHILDREN', 'FLAG_WORDS', 'Entry', 'Layout', 'BLOCK_HEAD', 'BLOCK_TAIL', 'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT',
            'COMPRESSOR', 'indentation', 'is_comment', 'block_scalars', 'yaml_parents', 'yaml_context',
            'section_context', 'comment_lines', 'document_titles', 'yaml_path', 'yaml_events', 'yaml_layout',
-           'repeated_entries', 'scalar_groups', 'toml_groups', 'ini_groups', 'block_middles', 'compress_config']
+           'repeated_entries', 'scalar_groups', 'toml_groups', 'ini_groups', 'block_middles', 'aligned_runs',
+           'compress_config']
 
 # %% ../../nbs/16_compressors_config.ipynb #cdc018bf
 import re
@@ -367,9 +368,19 @@ def block_middles(lines: Sequence[str], blocks: Sequence[tuple[int, int]], keep:
             run = []
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #35ea94c3
+def aligned_runs(runs: Sequence[tuple[int, int]], entries: Sequence) -> list[tuple[int, int]]:
+    "Dropped line runs `[a, b)` cut at every boundary of an entry (`Entry`: lines `[start, end)`) that a run covers only in part."
+    out = []
+    for a, b in runs:
+        cuts = sorted({e.end for e in entries if e.start < a < e.end < b} | {e.start for e in entries if a < e.start < b < e.end})
+        for c in cuts: out.append((a, c)); a = c
+        out.append((a, b))
+    return out
+
 # %% ../../nbs/16_compressors_config.ipynb #c23c239e
 MIN_LINES, HEAD, TAIL, QUERY_LIMIT = 14, 3, 2, 16
-_OWN_MARKER = 'lines elided (caveman)'      # config lines, comment lines, lines (inside a block scalar)
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 def _still_parses(kind: str, original: str, output: str) -> bool:
     "YAML output must parse; TOML/INI output must parse with `tomllib`/`configparser` whenever the original did."
@@ -378,9 +389,9 @@ def _still_parses(kind: str, original: str, output: str) -> bool:
 
 def _lead(line: str) -> str: return line[:len(line) - len(line.lstrip(' \t'))]
 
-def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], yml: bool, replaced: dict, cr: str) -> list[str]:
-    "Output lines: `replaced` (start -> (end, marker)) first, then each dropped run as one comment-lines or config-lines marker, or as it was when not worth a marker."
-    out, i, runs = [], 0, dict(dropped_runs(keep))
+def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], yml: bool, replaced: dict, cr: str, entries: Sequence = ()) -> list[str]:
+    "Output lines: `replaced` (start -> (end, marker)) first, then each dropped run (cut on the boundaries of `entries`, `aligned_runs`) as one comment-lines or config-lines marker, or as it was when not worth a marker."
+    out, i, runs = [], 0, dict(aligned_runs(dropped_runs(keep), entries))
     while i < len(lines):
         if i in replaced:
             end, marker = replaced[i]
@@ -407,7 +418,7 @@ def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], y
 
 def compress_config(body: bytes, query: str = '') -> bytes | None:
     "Elide lines of a YAML/TOML/INI file (UTF-8, >= 14 lines): redundant configuration lines, comment runs, repeated YAML entries and long block-scalar middles, each run behind one `# … N … elided (caveman) …` comment line; head, tail, flagged lines, top-level keys and their parents stay; None when declined or when the output would not parse (reference §3.9)."
-    if _OWN_MARKER.encode() in body: return None
+    if is_caveman_view(body): return None
     kind = classify_config(body)
     if kind is None: return None
     text = body.decode('utf-8')
@@ -457,7 +468,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
             replaced[a] = b, lead + '# ' + elision_marker(b - a, 'lines')
     cr = '\r' if crlf_majority(body) else ''
     for plan in ([replaced, {}] if replaced else [{}]):
-        out = _emit(lines, keep, comment, yml, plan, cr)
+        out = _emit(lines, keep, comment, yml, plan, cr, layout.entries if layout else ())
         if out == lines: continue
         result = '\n'.join(out) + ('\n' if trailing else '')
         res = result.encode('utf-8')
