@@ -27,6 +27,8 @@ from _fake_anthropic import FakeAnthropic, tool_use, tool_results, result_text  
 from _claude_code import claude_binary, host_env, run_claude                      # noqa: E402
 
 from caveman.corpus import corpus_path
+from caveman import ccr
+from caveman.engine import Engine
 from caveman.tokens import count_tokens
 
 TOOLS = 'Bash,Read,Grep,Glob,mcp__caveman__caveman_retrieve'
@@ -57,12 +59,21 @@ def make_failing_tests(where: Path) -> Path:
     return f
 
 
+GIT_LOG_AT = 'c06ac5e'   # a fixed commit of this repository, so `git log -p` shows the same six commits in every run
+
+
+def git_log_rev() -> str:
+    "`GIT_LOG_AT` when this clone has it, else HEAD (a shallow clone)."
+    r = subprocess.run(['git', '-C', str(ROOT), 'cat-file', '-e', f'{GIT_LOG_AT}^{{commit}}'], capture_output=True, timeout=60)
+    return GIT_LOG_AT if r.returncode == 0 else 'HEAD'
+
+
 def script(project: Path, work: Path) -> list:
     py = sys.executable
     return [
         ('pip install -v (local package)', 'Bash', {'command': f'{py} -m pip install -v --no-index --no-deps --no-build-isolation '
                                                     f'--target {work}/target {work}/benchpkg 2>&1'}),
-        ('git log -p', 'Bash', {'command': f'git -C {ROOT} log -p -6 --no-color'}),
+        ('git log -p', 'Bash', {'command': f'git -C {ROOT} log -p -6 --no-color {git_log_rev()}'}),
         ('failing pytest run', 'Bash', {'command': f'cd {work} && {py} -m pytest -v -p no:cacheprovider test_orders.py 2>&1; true'}),
         ('cat JSON API page', 'Bash', {'command': f'cat {corpus_path("json_github_list_issues.json")}'}),
         ('Read source file', 'Read', {'file_path': str(ROOT / 'caveman' / 'compressors' / 'base.py')}),
@@ -118,7 +129,7 @@ def session(claude: str, with_caveman: bool, steps: list, tmp: Path) -> dict:
             r = subprocess.run([str(Path(sys.executable).with_name('caveman')), 'retrieve', m.group(1)], env=env,
                                capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
             originals[i] = r.stdout.decode('utf-8', 'replace')
-    return {'requests': [request_tokens(b) for b in reqs], 'results': results, 'originals': originals,
+    return {'requests': [request_tokens(b) for b in reqs], 'bodies': reqs, 'results': results, 'originals': originals,
             'stable': stable, 'tools': len(reqs[-1].get('tools', []))}
 
 
@@ -148,12 +159,17 @@ def run() -> str:
         ok, ok_bare = sum(visible(p, b) for p in ps), sum(visible(p, a) for p in ps)
         kept += ok; kept_bare += ok_bare; total_probes += len(ps)
         ta, tb = count_tokens(a), count_tokens(b)
-        rows.append(f'| {i + 1} | {name} ({tool}) | {ta:,} | {tb:,} | {(ta - tb) / ta if ta else 0:.1%} | {ok_bare}/{len(ps)} | {ok}/{len(ps)} |')
+        whole = cave['originals'].get(ids[i]) or (a if 'persisted-output>' not in a else '')
+        kind = Engine(ccr.open_store(':memory:')).detect(whole.encode('utf-8', 'surrogatepass')) if whole else '?'
+        sent = sum(1 for r in bare['bodies'] if any(x['tool_use_id'] == ids[i] for x in tool_results(r)))
+        rows.append(f'| {i + 1} | {name} ({tool}) | {count_tokens(whole):,} | {kind} | {ta:,} | {tb:,} | {(ta - tb) / ta if ta else 0:.1%} '
+                    f'| {sent} | {ok_bare}/{len(ps)} | {ok}/{len(ps)} |')
     req_rows = [f'| {k + 1} | {x:,} | {y:,} | {(x - y) / x:.1%} |' for k, (x, y) in enumerate(zip(bare['requests'], cave['requests']))]
     tb, tc = sum(bare['requests']), sum(cave['requests'])
     full = [i for i in ids if 'persisted-output>' not in bare['results'].get(i, '')]   # calls whose whole output the bare model saw
     fb, fc = sum(count_tokens(bare['results'].get(i, '')) for i in full), sum(count_tokens(cave['results'].get(i, '')) for i in full)
-    fixed = bare['requests'][0]
+    fixed, fixed_cave, n = bare['requests'][0], cave['requests'][0], len(bare['requests'])
+    floor = (tb - fixed_cave * n) / tb     # the saving if every tool result cost nothing: the fixed prompt bounds it
     rb, rc = sum(count_tokens(t) for t in bare['results'].values()), sum(count_tokens(t) for t in cave['results'].values())
     return '\n'.join([
         '## agent: a ten-call session through the real Claude Code binary',
@@ -167,7 +183,10 @@ def run() -> str:
         'anchors: upstream wrap 33.2%, headroom 6.7%).** Tool results alone, as last sent: '
         f'{rb:,} -> {rc:,} ({(rb - rc) / rb:.1%} fewer); on the {len(full)} calls whose whole output the bare model saw '
         f'(no 30,000-character cut): {fb:,} -> {fc:,} ({(fb - fc) / fb:.1%} fewer). The first request, before any tool '
-        f'output, is {fixed:,} tokens of system prompt and tool definitions, sent again in every request.',
+        f'output, is {fixed:,} tokens of system prompt and tool definitions ({fixed_cave:,} with the caveman MCP tools), sent again in '
+        f'every one of the {n} requests: {fixed * n:,} of the {tb:,} the bare session sends ({fixed * n / tb:.0%}) are fixed. So even a '
+        f'hook that turned every tool result into nothing would save at most {floor:.1%} here; the tool results are what caveman can '
+        'change.',
         '',
         f'Prompt-cache stability (every earlier tool_result byte-identical in every later request): bare {"yes" if bare["stable"] else "NO"}, '
         f'caveman {"yes" if cave["stable"] else "NO"}. Retention probes visible: bare {kept_bare}/{total_probes}, with caveman {kept}/{total_probes} '
@@ -175,7 +194,12 @@ def run() -> str:
         'shows a Bash output over 30,000 characters only as a 2 KB preview of a file (`<persisted-output>`): that preview '
         'is what the bare session sends; caveman sends a view of the whole output instead.',
         '',
-        '| # | call | result tokens, bare | with caveman | saved | probes visible, bare | with caveman |', '|---|---|---|---|---|---|---|', *rows,
+        'Per call: the whole original output (o200k tokens; read back through the view\'s handle where the bare model saw only a '
+        'preview), the content type caveman detects in it, the tool_result tokens each session sent, and in how many requests that '
+        'tool_result is sent again (each later request repeats every earlier result).',
+        '',
+        '| # | call | whole output, tokens | detected as | result tokens, bare | with caveman | saved | sent in requests | probes visible, bare | with caveman |',
+        '|---|---|---|---|---|---|---|---|---|---|', *rows,
         '',
         '| request | input tokens, bare | with caveman | saved |', '|---|---|---|---|', *req_rows,
         f'| total | {tb:,} | {tc:,} | {(tb - tc) / tb:.1%} |',

@@ -19,6 +19,7 @@ from pathlib import Path
 from caveman.corpus import corpus_path
 
 RUNS = 15
+ROOT = Path(__file__).resolve().parents[1]
 BASELINE = Path(os.environ.get('CAVEMAN_BASELINE', '/work/wt/baseline'))
 ENTRY = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
          "sys.path.insert(0, {root!r}); from caveman.cli import main; sys.exit(main())")
@@ -28,15 +29,37 @@ def cpu() -> float:
     u = resource.getrusage(resource.RUSAGE_CHILDREN)
     return u.ru_utime + u.ru_stime
 
-def timed(cmd: list[str], data: bytes, env: dict, runs: int = RUNS) -> tuple[float, list[float], list[float]]:
-    "(first run wall seconds, wall seconds of `runs` later runs, their CPU seconds (user + system))."
-    out, cpus = [], []
-    for _ in range(runs + 1):
-        t, c = time.perf_counter(), cpu()
-        r = subprocess.run(cmd, input=data, capture_output=True, env=env, timeout=120)
-        out.append(time.perf_counter() - t); cpus.append(cpu() - c)
-        assert r.returncode == 0, r.stderr[-500:]
-    return out[0], out[1:], cpus[1:]
+def once(cmd: list[str], data: bytes, env: dict) -> tuple[float, float]:
+    "(wall seconds, CPU seconds (user + system)) of one process."
+    t, c = time.perf_counter(), cpu()
+    r = subprocess.run(cmd, input=data, capture_output=True, env=env, timeout=120)
+    w, c = time.perf_counter() - t, cpu() - c
+    assert r.returncode == 0, r.stderr[-500:]
+    return w, c
+
+def alternating(variants: list, runs: int = RUNS) -> list[tuple[float, list[float], list[float]]]:
+    "For each `(cmd, data, env)`: (first run wall seconds, wall and CPU seconds of `runs` later runs), the variants run in turn each round so load hits them alike."
+    first = [once(*v)[0] for v in variants]
+    walls, cpus = [[] for _ in variants], [[] for _ in variants]
+    for _ in range(runs):
+        for i, v in enumerate(variants):
+            w, c = once(*v); walls[i].append(w); cpus[i].append(c)
+    return list(zip(first, walls, cpus))
+
+
+def wheel_venv(where: Path) -> Path:
+    "A venv with caveman installed from a wheel of this checkout (no editable finder), its dependencies taken from this venv's site-packages by a path entry; returns the venv's `caveman` script."
+    subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '-q', '-w', str(where / 'w'), str(ROOT)],
+                   check=True, timeout=600, capture_output=True)
+    wheel = next((where / 'w').glob('caveman_context-*.whl'))
+    v = where / 'venv'
+    subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(v)], check=True, timeout=300)
+    subprocess.run([sys.executable, '-m', 'pip', '--python', str(v / 'bin' / 'python'), 'install', '-q', '--no-deps', str(wheel)],
+                   check=True, timeout=600, capture_output=True)
+    site = next((v / 'lib').glob('python3*/site-packages'))
+    here = next(p for p in sys.path if p.endswith('site-packages'))
+    (site / 'zz_deps.pth').write_text(here + '\n')     # a plain path line: the dev venv's own .pth files are not run
+    return v / 'bin' / 'caveman'
 
 
 def payloads() -> dict:
@@ -48,36 +71,73 @@ def payloads() -> dict:
     return {'small_event': event(b'collected 3 items\n\n3 passed in 0.01s\n'), 'big_event': event(big), 'big': big, 'small': small}
 
 
+BREAKDOWN = """
+import time, resource, sys
+def c(): u = resource.getrusage(resource.RUSAGE_SELF); return u.ru_utime + u.ru_stime
+marks = [('interpreter and site', c())]
+import caveman.engine
+marks.append(('import caveman.engine', c()))
+from caveman import tokens
+r = tokens.cached_o200k_ranks(); marks.append(('o200k ranks from the checked cache', c()))
+e = caveman.engine.Engine(); marks.append(('tiktoken encoder built from the ranks', c()))
+e.compress(sys.stdin.buffer.read()); marks.append(('the compression itself', c()))
+prev = 0.0
+for name, t in marks: print(f'{name}\t{(t - prev) * 1000:.0f}'); prev = t
+"""
+
+
+def breakdown(data: bytes, env: dict, runs: int = 7) -> list[tuple[str, float]]:
+    "Median CPU milliseconds of each stage of one compressing process on `data`, in a fresh interpreter."
+    got = {}
+    for _ in range(runs):
+        r = subprocess.run([sys.executable, '-c', BREAKDOWN], input=data, capture_output=True, env=env, timeout=120, text=False)
+        for line in r.stdout.decode().splitlines():
+            k, v = line.split('\t'); got.setdefault(k, []).append(float(v))
+    return [(k, statistics.median(v)) for k, v in got.items()]
+
+
 def run() -> str:
     p = payloads()
     exe = str(Path(sys.executable).with_name('caveman'))
     rows = []
+    ms = lambda xs: f'{statistics.median(xs) * 1000:.0f} ms'
     with tempfile.TemporaryDirectory() as home:
         def env(name):
             d = Path(home) / name; d.mkdir(exist_ok=True)
             return {**os.environ, 'CAVEMAN_HOME': str(d), 'HOME': str(d)}
+        wexe = str(wheel_venv(Path(home) / 'wheel'))
         base = [sys.executable, '-c', ENTRY.format(root=str(BASELINE))] if (BASELINE / 'caveman').is_dir() else None
-        cases = [('hook pass-through, small Bash output', [exe, 'hook', 'claude-code', '--recovery'], p['small_event'], 0.060,
+        cases = [('hook pass-through, small Bash output', ['hook', 'claude-code', '--recovery'], p['small_event'], 0.060,
                   ['compress', '-'], p['small_event']),
-                 ('hook, 100 KB Bash output', [exe, 'hook', 'claude-code', '--recovery'], p['big_event'], 0.250,
+                 ('hook, 100 KB Bash output', ['hook', 'claude-code', '--recovery'], p['big_event'], 0.250,
                   ['compress', '-'], p['big']),
-                 ('`caveman compress` of a 2 KB file', [exe, 'compress', '-'], p['small'], 0.150, ['compress', '-'], p['small'])]
-        for name, cmd, data, target, bcmd, bdata in cases:
-            first, xs, cs = timed(cmd, data, env('after'))
-            after = statistics.median(xs)
+                 ('`caveman compress` of a 2 KB file', ['compress', '-'], p['small'], 0.150, ['compress', '-'], p['small'])]
+        for name, args, data, target, bargs, bdata in cases:
+            variants = [([wexe, *args], data, env('wheel')), ([exe, *args], data, env('dev'))]
+            if base: variants.append((base + bargs, bdata, env('before')))
+            res = alternating(variants)
+            (wf, ww, wc), (df, dw, dc) = res[0], res[1]
+            before = 'n/a (no baseline checkout)'
             if base:
-                _, bx, bc = timed(base + bcmd, bdata, env('before'))
-                before = f'{statistics.median(bx) * 1000:.0f} ms / {statistics.median(bc) * 1000:.0f} ms'
-                if 'hook' in name: before += ' (`caveman compress` of the same payload)'
-            else: before = 'n/a (no baseline checkout)'
-            rows.append(f'| {name} | {before} | {after * 1000:.0f} ms / {statistics.median(cs) * 1000:.0f} ms | {first * 1000:.0f} ms '
+                _, bw, bc = res[2]
+                before = f'{ms(bw)} / {ms(bc)}' + (' (`caveman compress` of the same payload)' if 'hook' in name else '')
+            after = statistics.median(ww)
+            rows.append(f'| {name} | {before} | {ms(ww)} / {ms(wc)} | {ms(dw)} / {ms(dc)} | {wf * 1000:.0f} ms '
                         f'| <= {target * 1000:.0f} ms wall: {"met" if after <= target else "MISSED"} |')
+        stages = breakdown(p['big'], env('wheel'))
     return '\n'.join(['## hooks: start-up and hook latency', '',
-                      f'Median wall time of one process over {RUNS} runs (spawn, input on stdin, all output read), this machine; '
-                      '"first" is the first run in a fresh caveman home, which builds the o200k ranks cache. Each cell is wall / CPU '
-                      '(user + system) time: on a shared, loaded machine the CPU time is the steadier figure.', '',
+                      f'Median wall time of one process over {RUNS} rounds (spawn, input on stdin, all output read), this machine; '
+                      'the variants of a row run in turn in each round (alternating), so load hits them alike. "wheel" is caveman '
+                      'installed from a wheel of this checkout, as a user gets it; "dev" is the editable install of `make install`, '
+                      'whose import finder costs every process about 15 ms more. "first" is the first run in a fresh caveman home, '
+                      'which builds the o200k ranks cache. Each cell is wall / CPU (user + system): on a shared, loaded machine the '
+                      'CPU time is the steadier figure. A small output never loads the engine: the console script (`caveman.entry`) '
+                      'imports json, os and sys only and answers a small event itself.', '',
                       f'Load average when measured: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.', '',
-                      '| case | before (main), wall / CPU | after, wall / CPU | after, first run (wall) | target |', '|---|---|---|---|---|', *rows])
+                      '| case | before (main), wall / CPU | after, wheel: wall / CPU | after, dev: wall / CPU | after, first run (wall) | target |',
+                      '|---|---|---|---|---|---|', *rows, '',
+                      'Where the CPU time of a compressing process goes (the 100 KB payload, median of 7 fresh interpreters, ms):', '',
+                      '| stage | CPU ms |', '|---|---:|', *[f'| {k} | {v:.0f} |' for k, v in stages]])
 
 
 if __name__ == '__main__': print(run())

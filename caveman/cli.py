@@ -218,26 +218,30 @@ def install(host: Param('agent host', str, opt=False, choices=['claude-code', 'g
                          choices=['user', 'project', 'local']) = 'user',
             dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
             no_mcp: Param('do not register caveman-mcp: the hook then makes lossless views only', bool) = False,
-            project: Param('the project directory of the project and local scopes', str) = '.') -> Reply:
-    "Install caveman's PostToolUse hook and MCP server into HOST's settings; a settings file that is not a JSON object fails with `cave_settings_invalid` and nothing written."
-    from caveman import hooks
+            project: Param('the project directory of the project and local scopes', str) = '.',
+            gateway: Param("move the scope's MCP servers behind caveman-mcp as a gateway", bool) = False,
+            no_gateway: Param('move servers put behind the gateway back to the host', bool) = False) -> Reply:
+    "Install caveman's PostToolUse hook and MCP server into HOST's settings (with `--gateway`, in front of the scope's other MCP servers: `caveman.gateway_install`); a settings file that is not a JSON object fails with `cave_settings_invalid` and nothing written."
+    from caveman import hooks, gateway_install as gi
+    if gateway and no_gateway: raise CliError('cave_invalid_arguments', '--gateway and --no-gateway exclude each other')
+    if host != 'claude-code' and (gateway or no_gateway): raise CliError('cave_invalid_arguments', '--gateway is for claude-code')
     if host != 'claude-code': return _install_host(host, True, scope, project, dry_run, not no_mcp)
-    try: changes = hooks.plan(True, scope, project, mcp=not no_mcp)
+    try: changes, notes = gi.plan(True, scope, project, mcp=not no_mcp, gateway=True if gateway else False if no_gateway else None)
     except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
-    if dry_run: return Reply((hooks.diff(changes) or 'no change: caveman is installed\n').encode())
-    return Reply(('\n'.join(hooks.apply(changes) or ['no change: caveman is installed']) + '\n').encode())
+    if dry_run: return Reply(((gi.diff(changes) or 'no change: caveman is installed\n') + ''.join(f'{n}\n' for n in notes)).encode())
+    return Reply(('\n'.join((gi.apply(changes) or ['no change: caveman is installed']) + notes) + '\n').encode())
 
 def uninstall(host: Param('agent host', str, opt=False, choices=['claude-code', 'gemini-cli', 'codex']),
               scope: Param('user, project or local, as given to install', str, choices=['user', 'project', 'local']) = 'user',
               dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
               project: Param('the project directory of the project and local scopes', str) = '.') -> Reply:
-    "Remove caveman's hook and MCP server from HOST's settings, leaving everything else as it was."
-    from caveman import hooks
+    "Remove caveman's hook and MCP server from HOST's settings and move servers behind the gateway back, leaving everything else as it was."
+    from caveman import hooks, gateway_install as gi
     if host != 'claude-code': return _install_host(host, False, scope, project, dry_run)
-    try: changes = hooks.plan(False, scope, project)
+    try: changes, notes = gi.plan(False, scope, project)
     except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
-    if dry_run: return Reply((hooks.diff(changes) or 'no change: caveman is not installed\n').encode())
-    return Reply(('\n'.join(hooks.apply(changes) or ['no change: caveman is not installed']) + '\n').encode())
+    if dry_run: return Reply(((gi.diff(changes) or 'no change: caveman is not installed\n') + ''.join(f'{n}\n' for n in notes)).encode())
+    return Reply(('\n'.join((gi.apply(changes) or ['no change: caveman is not installed']) + notes) + '\n').encode())
 
 def _install_host(host, install, scope, project, dry_run, mcp=True) -> Reply:
     "Gemini CLI and Codex: `hooks.install_host`, its errors as `cave_settings_invalid`."
@@ -300,11 +304,12 @@ USAGE = """usage: caveman <command> [options]
                                   copy a local store into a shared PostgreSQL store (resumable, hash-verified)
   hook claude-code [--recovery]   PostToolUse hook: the event on stdin, the replacement (or nothing) on stdout
   hook gemini-cli|codex [--recovery]   the same for Gemini CLI (AfterTool) and Codex (PostToolUse)
-  install claude-code [--scope user|project|local] [--dry-run] [--no-mcp]
+  install claude-code [--scope user|project|local] [--dry-run] [--no-mcp] [--gateway | --no-gateway]
   install gemini-cli [--scope user|project] [--dry-run] [--no-mcp]; install codex [--dry-run] [--no-mcp]
-                                  merge the hook and caveman-mcp into Claude Code's settings
+                                  merge the hook and caveman-mcp into Claude Code's settings (--gateway:
+                                  caveman-mcp in front of the scope's MCP servers, moved behind it)
   uninstall claude-code [--scope S] [--dry-run]
-                                  take them out again
+                                  take them out again, servers moved back
   version                         the package version
 
 caveman <command> --help shows a command's options. Input is capped at 64 MiB.

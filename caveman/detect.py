@@ -97,7 +97,7 @@ def _listing_source(data: bytes) -> bytes | None:
     return source if source.strip(_WS) else None
 
 # %% ../nbs/03_detect.ipynb #1e486840
-_LINE_GUTTER = re.compile(rb'([ ]*)(\d{1,12})(\t| \| |: )?')
+_GUTTER_LINES = re.compile(rb'(?m)^(?:([ ]*\d{1,12})(?:(\t| \| |: )|(?=\r?$)))?(.*)$')   # every line: a numbered one is a field with a separator, or alone
 
 @dataclass(frozen=True)
 class Gutter:
@@ -107,15 +107,12 @@ class Gutter:
     @cached_property
     def lines(self) -> list:
         "Per source line `(number, text, separator, number field)`; unnumbered blank lines inherit the previous number (0 before the first) and have no separator or field."
-        lines = self.listing.split(b'\n')
-        if self.listing.endswith(b'\n'): lines.pop()
+        found = _GUTTER_LINES.findall(self.listing)     # one scan in C: (number field or b'', separator or b'', text) per line
+        if self.listing.endswith(b'\n'): found.pop()
         out, prev = [], 0
-        for line in lines:
-            m = _LINE_GUTTER.match(line)
-            if m and (m.group(3) or line[m.end():] in (b'', b'\r')):
-                prev = int(m.group(2))
-                out.append((prev, line[m.end():], m.group(3), m.group(1) + m.group(2)))
-            else: out.append((prev, line, None, None))
+        for field, sep, text in found:
+            if field: prev = int(field); out.append((prev, text, sep or None, field))
+            else: out.append((prev, text, None, None))
         return out
 
     @cached_property

@@ -22,8 +22,9 @@ class Marker:
     summary: str = ''         # invariant summary as written, '' if none
     note: str = ''            # contract note a JSON marker carries
 
-_COUNTED = re.compile(r'… (\d+) (lines|rows|sections|context lines|search result lines|config lines|comment lines|added lines|removed lines) elided \(caveman\)(?:: (.*?))? …')
-_CAVEMAN_COUNTED = re.compile(r'… caveman: (\d+) (identical lines|doc comment lines) elided …')
+_COUNTED = re.compile(r'… (\d+) (lines?|rows?|sections?|context lines?|search result lines?|config lines?|comment lines?|added lines?|removed lines?) elided \(caveman\)(?:: (.*?))? …')
+_CAVEMAN_COUNTED = re.compile(r'… caveman: (\d+) (identical lines?|doc comment lines?) elided …')
+def _unit_name(word: str) -> str: return word if word.endswith('s') else word + 's'   # `1 section` is a `sections` marker
 _BODY = re.compile(r'/\* caveman: body elided \*/')
 _GAP = '… [caveman: non-adjacent] …'
 
@@ -33,8 +34,8 @@ def parse_marker(line: str) -> Marker | None:
     if m := _COUNTED.search(line):
         summary = m[3] or ''
         if m.start() > 0 and line[m.start() - 1] == '"': summary = summary.replace('""', '"')  # a quoted CSV cell
-        return Marker(m[2], int(m[1]), summary)
-    if m := _CAVEMAN_COUNTED.search(line): return Marker(m[2], int(m[1]))
+        return Marker(_unit_name(m[2]), int(m[1]), summary)
+    if m := _CAVEMAN_COUNTED.search(line): return Marker(_unit_name(m[2]), int(m[1]))
     if _BODY.search(line): return Marker('body', None)
     if _GAP in line: return Marker('gap', None)
     return None
@@ -280,66 +281,118 @@ _ELLIPSIS_BODY = re.compile(r'(?:\s*\d+(?:\t|→|:|\|)?)?\s*\.\.\.\s*')   # `...
 
 def _python_ellipsis(line: str, content_type: str) -> bool: return content_type == 'code' and bool(_ELLIPSIS_BODY.fullmatch(line))
 
+# %% ../nbs/62_report.ipynb #895747ed
+from fastcore.basics import patch
+
+class _LineWalk:
+    "The state of one walk down a line view: the two sides (`_Lines`), the runs so far, the original line `cur` everything before which is placed, the run still `opened`, and whether all is `exact`."
+    def __init__(self, o: _Lines, v: _Lines, content_type: str = ''):
+        self.o, self.v, self.content_type = o, v, content_type
+        self.runs, self.cur, self.opened, self.exact = [], 0, None, True
+
+# %% ../nbs/62_report.ipynb #6aefde39
+@patch
+def close(self: _LineWalk, at: int):
+    "End the open run (if any) at original line `at`."
+    if self.opened is not None: self.opened.original = self.o.span(self.opened.original[0], at)
+    self.opened = None
+
+# %% ../nbs/62_report.ipynb #0f075864
+@patch
+def keep(self: _LineWalk, vi: int, j: int):
+    "Record view line `vi` as kept from original line `j` (merged into the previous kept run when adjacent on both sides)."
+    o, v, runs = self.o, self.v, self.runs
+    last = runs[-1] if runs else None
+    if last is not None and last.kind == 'kept' and last.view[1] == v.span(vi, vi)[0] and last.original[1] == o.span(j, j)[0]:
+        last.view, last.original = (last.view[0], v.span(vi, vi + 1)[1]), (last.original[0], o.span(j, j + 1)[1])
+    else: runs.append(Run('kept', v.span(vi, vi + 1), o.span(j, j + 1)))
+
+# %% ../nbs/62_report.ipynb #67939d99
+@patch
+def extend(self: _LineWalk, run: Run, vi: int) -> bool:
+    "Grow `run` by view line `vi` when it directly follows; True when it did."
+    if run.view[1] != self.v.span(vi, vi)[0]: return False
+    run.view = (run.view[0], self.v.span(vi, vi + 1)[1]); return True
+
+# %% ../nbs/62_report.ipynb #2ea6a093
+@patch
+def marker(self: _LineWalk, vi: int, m: Marker):
+    "Add the elided run of marker `m` on view line `vi`, consuming its counted lines or leaving it open."
+    o, v = self.o, self.v
+    start = v.span(vi, vi)[0]
+    opened = self.opened
+    if opened is not None and opened.kind == 'rewritten' and opened.original[0] == self.cur and opened.view[1] == start:
+        start = opened.view[0]; self.runs.remove(opened); self.opened = None   # a shortened docstring goes with its body
+    self.close(self.cur)
+    run = Run('elided', (start, v.span(vi, vi + 1)[1]), (self.cur, self.cur), m, parse_invariants(m.summary))
+    self.runs.append(run)
+    if m.unit in LINE_UNITS and m.count is not None:
+        end = min(self.cur + m.count, len(o))
+        self.exact &= end == self.cur + m.count
+        run.original = o.span(self.cur, end); self.cur = end
+    else: self.opened = run
+
+# %% ../nbs/62_report.ipynb #ec9e2785
+@patch
+def unplaced(self: _LineWalk, vi: int, marker_open: bool):
+    "Record view line `vi`, which is not in the original, as rewritten."
+    self.exact = False
+    opened = self.opened
+    if opened is not None and opened.kind == 'rewritten' and self.extend(opened, vi): pass
+    elif marker_open: self.runs.append(Run('rewritten', self.v.span(vi, vi + 1)))
+    else:
+        self.opened = Run('rewritten', self.v.span(vi, vi + 1), (self.cur, self.cur)); self.runs.append(self.opened)
+
+# %% ../nbs/62_report.ipynb #8a7e8286
+@patch
+def placed(self: _LineWalk, vi: int, j: int):
+    "Record view line `vi` as original line `j`, closing the open run or dropping the skipped lines first."
+    o = self.o
+    if self.opened is not None: self.close(j)
+    elif j > self.cur:
+        self.exact &= all(not l.strip() for l in o.lines[self.cur:j])
+        self.runs.append(Run('dropped', self.v.span(vi, vi), o.span(self.cur, j)))
+    self.keep(vi, j); self.cur = j + 1
+
+# %% ../nbs/62_report.ipynb #54dfbfca
+@patch
+def step(self: _LineWalk, vi: int, line: str | None):
+    "Walk one view line `vi` (its text `line`; None for a search result's path line)."
+    o, v, opened = self.o, self.v, self.opened
+    if line is None: self.runs.append(Run('note', v.span(vi, vi + 1))); return   # a search result's path line
+    marker_open = opened is not None and opened.kind == 'elided'
+    if not marker_open and o.same(self.cur, line):
+        self.close(self.cur); self.keep(vi, self.cur); self.cur += 1; return
+    if is_contract(line): self.runs.append(Run('note', v.span(vi, vi + 1))); return
+    if opened is not None and not _key(line) and self.extend(opened, vi): return  # a blank line goes with the open run
+    m = parse_marker(line)
+    if m is None and _python_ellipsis(line, self.content_type): m = Marker('body', None)
+    if m is not None: self.marker(vi, m); return
+    j = None
+    if marker_open and opened.marker.unit == 'rows' and opened.marker.count and o.same(self.cur + opened.marker.count, line):
+        j = self.cur + opened.marker.count
+    if j is None: j = o.find(line, self.cur)
+    if j is None: self.unplaced(vi, marker_open)
+    else: self.placed(vi, j)
+
+# %% ../nbs/62_report.ipynb #2e08b73c
+@patch
+def finish(self: _LineWalk):
+    "End the walk: close the open run at the end of the original, or drop the original lines left."
+    o = self.o
+    if self.opened is not None: self.close(len(o))
+    elif self.cur < len(o):
+        self.exact &= all(not l.strip() for l in o.lines[self.cur:])
+        self.runs.append(Run('dropped', self.v.span(len(self.v), len(self.v)), o.span(self.cur, len(o))))
+
+# %% ../nbs/62_report.ipynb #a668625f
 def align_lines(original: str, view: str, content_type: str = '') -> Alignment:
     "Align a line-oriented view against `original` (both str): runs in view order, spans in characters (see `Run`)."
-    o, v = _Lines(original, content_type == 'tabular'), _Lines(view)
-    shown = _search_lines(v.lines) if content_type == 'search-result' else v.lines
-    runs, cur, opened, exact = [], 0, None, True
-    def close(at: int):
-        nonlocal opened
-        if opened is not None: opened.original = o.span(opened.original[0], at)
-        opened = None
-    def keep(vi: int, j: int):
-        last = runs[-1] if runs else None
-        if last is not None and last.kind == 'kept' and last.view[1] == v.span(vi, vi)[0] and last.original[1] == o.span(j, j)[0]:
-            last.view, last.original = (last.view[0], v.span(vi, vi + 1)[1]), (last.original[0], o.span(j, j + 1)[1])
-        else: runs.append(Run('kept', v.span(vi, vi + 1), o.span(j, j + 1)))
-    def extend(run: Run, vi: int) -> bool:
-        if run.view[1] != v.span(vi, vi)[0]: return False
-        run.view = (run.view[0], v.span(vi, vi + 1)[1]); return True
-    for vi, line in enumerate(shown):
-        if line is None: runs.append(Run('note', v.span(vi, vi + 1))); continue   # a search result's path line
-        marker_open = opened is not None and opened.kind == 'elided'
-        if not marker_open and o.same(cur, line):
-            close(cur); keep(vi, cur); cur += 1; continue
-        if is_contract(line): runs.append(Run('note', v.span(vi, vi + 1))); continue
-        if opened is not None and not _key(line) and extend(opened, vi): continue  # a blank line goes with the open run
-        m = parse_marker(line)
-        if m is None and _python_ellipsis(line, content_type): m = Marker('body', None)
-        if m is not None:
-            start = v.span(vi, vi)[0]
-            if opened is not None and opened.kind == 'rewritten' and opened.original[0] == cur and opened.view[1] == start:
-                start = opened.view[0]; runs.remove(opened); opened = None   # a shortened docstring goes with its body
-            close(cur)
-            run = Run('elided', (start, v.span(vi, vi + 1)[1]), (cur, cur), m, parse_invariants(m.summary))
-            runs.append(run)
-            if m.unit in LINE_UNITS and m.count is not None:
-                end = min(cur + m.count, len(o))
-                exact &= end == cur + m.count
-                run.original = o.span(cur, end); cur = end
-            else: opened = run
-            continue
-        j = None
-        if marker_open and opened.marker.unit == 'rows' and opened.marker.count and o.same(cur + opened.marker.count, line):
-            j = cur + opened.marker.count
-        if j is None: j = o.find(line, cur)
-        if j is None:  # not in the original at all
-            exact = False
-            if opened is not None and opened.kind == 'rewritten' and extend(opened, vi): pass
-            elif marker_open: runs.append(Run('rewritten', v.span(vi, vi + 1)))
-            else:
-                opened = Run('rewritten', v.span(vi, vi + 1), (cur, cur)); runs.append(opened)
-            continue
-        if opened is not None: close(j)
-        elif j > cur:
-            exact &= all(not l.strip() for l in o.lines[cur:j])
-            runs.append(Run('dropped', v.span(vi, vi), o.span(cur, j)))
-        keep(vi, j); cur = j + 1
-    if opened is not None: close(len(o))
-    elif cur < len(o):
-        exact &= all(not l.strip() for l in o.lines[cur:])
-        runs.append(Run('dropped', v.span(len(v), len(v)), o.span(cur, len(o))))
-    return Alignment(original, view, runs, exact)
+    walk = _LineWalk(_Lines(original, content_type == 'tabular'), _Lines(view), content_type)
+    shown = _search_lines(walk.v.lines) if content_type == 'search-result' else walk.v.lines
+    for vi, line in enumerate(shown): walk.step(vi, line)
+    walk.finish()
+    return Alignment(original, view, walk.runs, walk.exact)
 
 # %% ../nbs/62_report.ipynb #25459653
 import json

@@ -267,6 +267,8 @@ def live_captures(workdir: Path) -> list[tuple[str, bytes]]:
     cmd('man_ls', ['man', '-P', 'cat', 'ls'])
     cmd('man_git_log', ['man', '-P', 'cat', 'git-log'])
     cmd('man_python', ['man', '-P', 'cat', 'python3'])
+    cmd('man_bash', ['man', '-P', 'cat', 'bash'])
+    cmd('man_tar', ['man', '-P', 'cat', 'tar'])
     # git
     cmd('git_log_stat', ['git', 'log', '--stat'], cwd=repo)
     cmd('git_log_p', ['git', 'log', '-p'], cwd=repo)

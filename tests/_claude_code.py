@@ -16,23 +16,26 @@ ARCH = {'x86_64': 'x64', 'amd64': 'x64', 'aarch64': 'arm64', 'arm64': 'arm64'}.g
 BIN_PKG = NPM_DIR / 'node_modules' / '@anthropic-ai' / f'claude-code-linux-{ARCH}'
 
 
-def installed_version() -> str | None:
-    try: return json.loads((BIN_PKG / 'package.json').read_text())['version']
+def _bin_pkg(npm_dir: Path) -> Path: return npm_dir / 'node_modules' / '@anthropic-ai' / f'claude-code-linux-{ARCH}'
+
+
+def installed_version(npm_dir: Path = NPM_DIR) -> str | None:
+    try: return json.loads((_bin_pkg(npm_dir) / 'package.json').read_text())['version']
     except (OSError, ValueError, KeyError): return None
 
 
-def claude_binary() -> str:
-    "Path of the Claude Code binary, installing the pinned version from the npm registry first if needed."
+def claude_binary(version: str = VERSION, npm_dir: Path = NPM_DIR) -> str:
+    "Path of the Claude Code binary `version` in `npm_dir`, installing it from the npm registry first if needed."
     npm = shutil.which('npm')
     if not npm: raise RuntimeError('npm is needed to install Claude Code (npm registry)')
-    if installed_version() != VERSION:
-        NPM_DIR.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([npm, 'install', '--prefix', str(NPM_DIR), '--cache', str(NPM_DIR / 'cache'), '--ignore-scripts',
-                            '--no-audit', '--no-fund', '--loglevel', 'error', f'{PACKAGE}@{VERSION}'],
+    if installed_version(npm_dir) != version:
+        npm_dir.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([npm, 'install', '--prefix', str(npm_dir), '--cache', str(npm_dir / 'cache'), '--ignore-scripts',
+                            '--no-audit', '--no-fund', '--loglevel', 'error', f'{PACKAGE}@{version}'],
                            capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-        if r.returncode != 0 or installed_version() != VERSION:
-            raise RuntimeError(f'npm install {PACKAGE}@{VERSION} failed (rc {r.returncode}):\n{r.stderr[-3000:]}')
-    return str(BIN_PKG / 'claude')
+        if r.returncode != 0 or installed_version(npm_dir) != version:
+            raise RuntimeError(f'npm install {PACKAGE}@{version} failed (rc {r.returncode}):\n{r.stderr[-3000:]}')
+    return str(_bin_pkg(npm_dir) / 'claude')
 
 
 def host_env(home: Path, extra: dict | None = None) -> dict:

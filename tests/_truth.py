@@ -371,12 +371,13 @@ def _strings(v, out: list) -> list:
     return out
 
 
-def check_summary(summary: str, units: list[dict] | None, unit_texts: list[str] | None, what: str, json_units: list | None = None) -> list[str]:
-    "Problems of one marker's summary: grammar, then each claim over `units` (None: fields not known for this content type, see `UNCHECKED`)."
+def check_summary(summary: str, units: list[dict] | None, unit_texts: list[str] | None, what: str, json_units: list | None = None,
+                  fields_elsewhere: bool = False) -> list[str]:
+    "Problems of one marker's summary: grammar, then each claim over `units` (None: fields not known for this content type, see `UNCHECKED`; `fields_elsewhere`: the field claims are checked by the caller, only `signals` here)."
     try: claims = parse_summary(summary)
     except GrammarError as e: return [f'{what}: summary does not follow the grammar: {e}']
     out = []
-    if units is None and unit_texts is not None:
+    if units is None and unit_texts is not None and not fields_elsewhere:
         UNCHECKED.extend(f'{what}: {c["kind"]} on {c["field"]!r}' for c in claims if 'field' in c)
     for c in claims:
         if c['kind'] == 'signals':
@@ -447,7 +448,7 @@ def _json_walk(o, v, path: str, out: list[str]):
         out.extend(cut_string_problems(o, v, path))
 
 
-CHARS_MARKER = re.compile(ELL + r' (\d+) chars elided \(caveman\)(?:: (.*?))? ' + ELL)
+CHARS_MARKER = re.compile(ELL + r' (\d+) chars? elided \(caveman\)(?:: (.*?))? ' + ELL)
 
 
 def cut_string_problems(orig: str, cut: str, path: str) -> list[str]:
@@ -532,15 +533,15 @@ def _place_lines(o: list[str], v: list[str]):
         return None
     for line in v:
         m = LINE_MARKER.search(line)
-        if m and m[2] != 'chars':   # `… N chars elided (caveman) …` shortens a value inside a kept line
+        if m and m[2] not in ('chars', 'char'):   # `… N chars elided (caveman) …` shortens a value inside a kept line
             if pending is not None:   # two markers in a row: the first one's count cannot be checked by placement
                 yield pending, cur, None; cur += int(pending[1])
             pending = m; continue
         if line.startswith(CONTRACT) or CONTRACT in line: continue
         if pending is not None:
             n = int(pending[1])
-            if pending[2] == 'sections' and not line.strip(): continue   # blank lines around a section marker
-            if pending[2] == 'sections':
+            if pending[2] in ('sections', 'section') and not line.strip(): continue   # blank lines around a section marker
+            if pending[2] in ('sections', 'section'):
                 j = find(line, cur)
                 yield pending, cur, j; pending = None
                 if j is not None: cur = j + 1
@@ -563,19 +564,60 @@ def path_record(line: str) -> dict:
     return text_fields([('dir', posixpath.dirname(p) or '.'), ('ext', posixpath.splitext(posixpath.basename(p))[1])])
 
 
-def _loose_check(summary: str, run: list[str], what: str) -> list[str]:
-    "Necessary conditions for claims on lines whose columns this checker does not split (fixed-width tables): a constant's text is on every line, an enumerated value on at least as many lines as counted."
+def _segments(run: list[str]) -> list[tuple[int, int]]:
+    "Maximal stretches `[p, q)` of character positions that are not blank in every line of `run` (a position past a line's end is blank there)."
+    width = max(map(len, run), default=0)
+    filled = [False] * width
+    for l in run:
+        for p, ch in enumerate(l):
+            if ch not in ' \t\r': filled[p] = True
+    segs, p = [], 0
+    while p < width:
+        if not filled[p]: p += 1; continue
+        q = p
+        while q < width and filled[q]: q += 1
+        segs.append((p, q)); p = q
+    return segs
+
+
+LS_NAMES = ('mode', 'links', 'owner', 'group', 'size', 'month', 'day', 'time', 'name')
+_LS_LINE = re.compile(r'[-dlcbpsD][rwxsStT-]{9}[.+@]?[ ]+\d')
+
+
+def fixed_columns(field: str, run: list[str], above: list[str]) -> list[list[dict]]:
+    "Candidate readings of column `field` over the elided records `run` of a fixed-width table, each a list of field dicts (one per line): every span of whole stretches (`_segments`: a column boundary is blank in every record) whose header cell in a line of `above` (the table's lines before the run) is `field` for some boundaries inside the blank stretches around it, running up to the next column with a name over it (a stretch with no header text over it belongs to the named column on its left: `COMMAND` is `/usr/bin/worker --slot 3`, not `/usr/bin/worker`; a repeated name is `name@k`); for an `ls -l` listing the `ls` column by position; for `cN` (no header) every span."
+    if field in LS_NAMES and all(_LS_LINE.match(l) for l in run):
+        k = LS_NAMES.index(field)
+        return [[text_fields([(field, (l.split(None, 8) + [''] * 9)[k])]) for l in run]]
+    segs = _segments(run)
+    name = field.rsplit('@', 1)[0] if re.fullmatch(r'.+@\d+', field) else field
+    blank = lambda h, p: p < 0 or p >= len(h) or h[p] in ' \t'
+    def headed(i, j):   # a header cell of `above` is `name` for some boundaries inside the blank stretches around segments i..j,
+        los = range(segs[i - 1][1] if i else 0, segs[i][0] + 1)          # and the column ends where the next one has a name over it
+        his = range(segs[j][1], (segs[j + 1][0] if j + 1 < len(segs) else max(map(len, above), default=0) + 1) + 1)
+        return any(h[lo:hi].strip(' \t') == name and blank(h, lo - 1) and blank(h, hi)
+                   and (j + 1 == len(segs) or h[segs[j][1]:segs[j + 1][1]].strip(' \t'))
+                   for h in above for lo in los for hi in his)
+    out = []
+    for i in range(len(segs)):
+        for j in range(i, len(segs)):
+            a, b = segs[i][0], (segs[j][1] if j + 1 < len(segs) else None)
+            if re.fullmatch(r'c\d+', field) or headed(i, j):
+                out.append([text_fields([(field, l[a:b].strip(' \t\r'))]) for l in run])
+    return out
+
+
+def fixed_check(summary: str, run: list[str], above: list[str], what: str) -> list[str]:
+    "Every claim of a fixed-width table marker, recomputed over the cells of the elided records: a claim holds when it holds for a column reading of `fixed_columns` (the header names the column); no reading at all is a problem."
     try: claims = parse_summary(summary)
     except GrammarError as e: return [f'{what}: summary does not follow the grammar: {e}']
     out = []
     for c in claims:
-        if c['kind'] == 'const' and c['value'][0] == 'str':
-            missing = [l for l in run if c['value'][1] not in l]
-            if missing: out.append(f'{what}: all {c["field"]}={show(c["value"])} but a line lacks it: {missing[0][:80]!r}')
-        elif c['kind'] == 'enum':
-            for v, k in c['counts']:
-                if v[0] == 'str' and sum(v[1] in l for l in run) < k:
-                    out.append(f'{what}: {c["field"]}: {show(v)}×{k} but fewer lines hold it')
+        if 'field' not in c or c['kind'] in ('same', 'signals'): continue
+        readings = fixed_columns(c['field'], run, above)
+        if not readings: out.append(f'{what}: no column of the table is headed {c["field"]!r}'); continue
+        problems = [check_claim(c, units, what) for units in readings]
+        if all(problems): out += problems[0]
     return out
 
 
@@ -585,8 +627,10 @@ COUNTED_LINE_UNITS = ('lines', 'context lines', 'added lines', 'removed lines', 
 def line_false_claims(original: str, view: str, content_type: str) -> list[str]:
     o, v, out = _lines(original), _lines(view), []
     for m, a, b in _place_lines(o, v):
-        n, unit, summary = int(m[1]), m[2], m[3] or ''
+        n, unit, summary = int(m[1]), m[2] if m[2].endswith('s') else m[2] + 's', m[3] or ''   # `1 section` reads in the singular
         what = f'line marker "{m[0][:60]}"'
+        if (n == 1) == m[2].endswith('s'):
+            out.append(f'{what}: "{n} {m[2]}" is not English: one unit reads in the singular, any other count in the plural')
         if b is None:   # the neighbours could not be placed verbatim: only the grammar is checked
             out.extend(check_summary(summary, None, None, what)); continue
         if unit in COUNTED_LINE_UNITS and b - a != n:
@@ -598,8 +642,11 @@ def line_false_claims(original: str, view: str, content_type: str) -> list[str]:
                 out.append(f'{what}: says {n} sections, {k} stand between its neighbours'); continue
         run = o[a:b]
         if content_type == 'table':
-            out.extend(_loose_check(summary, run, what))
-            units = None
+            top = a
+            while top > 0 and o[top - 1].strip(): top -= 1               # the table's block: back to the blank line before it
+            out.extend(fixed_check(summary, run, o[top:a], what))
+            out.extend(check_summary(summary, None, run, what, fields_elsewhere=True))
+            continue
         else: units = [log_line_fields(l) for l in run] if content_type == 'log' else [path_record(l) for l in run] if content_type == 'listing' else None
         out.extend(check_summary(summary, units, run, what))
     return out

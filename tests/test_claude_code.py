@@ -157,3 +157,42 @@ def test_user_and_local_scopes_work_end_to_end(claude, tmp_path, scope):
     api = s.run(claude, [[tool_use('Bash', {'command': cmd}, id='toolu_big')], retrieve_step('toolu_big')])
     seen = results(api)
     assert '(caveman)' in seen['toolu_big'] and seen['toolu_retrieve'] == full
+
+
+def test_gateway_tools_are_never_compressed_twice(claude, tmp_path):
+    "caveman-mcp as a gateway (its own policy leaves this file alone) beside the same server registered directly: the hook touches only the direct one."
+    from _upstreams import install_upstreams
+    fs = install_upstreams()['filesystem']
+    s = Session(tmp_path)
+    rows = [{'id': i, 'name': f'user{i}', 'active': i % 2 == 0, 'score': i * 3} for i in range(200)]
+    data = s.project / 'rows.json'
+    data.write_text(json.dumps(rows, indent=2))
+    cfg = tmp_path / 'gateway.json'
+    cfg.write_text(json.dumps({'mcpServers': {'fs': {'command': fs[0], 'args': [*fs[1:], str(s.project)], 'caveman': {'compress': False}}}}))
+    mcp = json.loads((s.project / '.mcp.json').read_text())
+    mcp['mcpServers']['fsgw'] = {'type': 'stdio', 'command': str(Path(caveman_exe()).with_name('caveman-mcp')), 'args': ['--config', str(cfg)], 'env': {}}
+    mcp['mcpServers']['fsdirect'] = {'type': 'stdio', 'command': fs[0], 'args': [*fs[1:], str(s.project)], 'env': {}}
+    (s.project / '.mcp.json').write_text(json.dumps(mcp))
+    settings = json.loads((s.project / '.claude' / 'settings.json').read_text())
+    settings['enabledMcpjsonServers'] += ['fsgw', 'fsdirect']
+    (s.project / '.claude' / 'settings.json').write_text(json.dumps(settings))
+    def step(body):                           # the gateway starts slower than a plain server: wait until both are connected
+        done = tool_results(body)
+        last_id, last = (done[-1]['tool_use_id'], result_text(done[-1])) if done else ('', '')
+        if last_id == 'toolu_direct': return [text('done')]
+        if len(done) > 30: return [text('the MCP servers never came up')]
+        if last_id.startswith('toolu_gw') and not last.lstrip().startswith('{'):   # the gateway's upstream still starting: again
+            return [tool_use('mcp__fsgw__read_text_file', {'path': str(data)}, id=f'toolu_gw{len(done)}')]
+        if last_id.startswith('toolu_gw'): return [tool_use('mcp__fsdirect__read_text_file', {'path': str(data)}, id='toolu_direct')]
+        if last.startswith('ready: true'): return [tool_use('mcp__fsgw__read_text_file', {'path': str(data)}, id='toolu_gw')]
+        return [tool_use('WaitForMcpServers', {'serverNames': ['fsgw', 'fsdirect']}, id=f'toolu_wait{len(done)}')]
+    api = s.run(claude, [step] * 40, tools='WaitForMcpServers,mcp__fsgw__read_text_file,mcp__fsdirect__read_text_file')
+    seen = results(api)
+    gw_id = [k for k in seen if k.startswith('toolu_gw')][-1]                      # the last read through the gateway
+    gw = re.sub(r'\s*<system-reminder>.*', '', seen[gw_id], flags=re.S)   # a reminder with the new server's instructions follows
+    assert 'caveman' not in gw and json.loads(gw) == {'content': data.read_text()}    # the gateway left it (Claude Code shows the structured result): so did the hook
+    direct = seen['toolu_direct']                                  # the same result from a plain server: the hook's view
+    assert '(caveman)' in direct and len(direct) < len(data.read_text()) / 2
+    r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(direct).group(1)], env=s.env, capture_output=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert json.loads(r.stdout) == {'content': data.read_text()}

@@ -43,10 +43,66 @@ def test_missing_persisted_file_stands_aside(env, tmp_path):
     assert (r.returncode, r.stdout) == (0, b'') and b'persisted output' in r.stderr and r.stderr.count(b'\n') == 1
 
 
-def test_unknown_tool_and_small_output_are_silent(env):
-    for data in (json.dumps({'tool_name': 'Frobnicate', 'tool_response': {'text': LOG}}).encode(), bash_event('ok\n')):
+def test_small_output_is_silent_whatever_its_tool_or_shape(env):
+    for data in (bash_event('ok\n'), json.dumps({'tool_name': 'Frobnicate', 'tool_response': {'text': 'ok'}}).encode(),
+                 json.dumps({'tool_name': 'Bash', 'tool_response': {'stdout': ['ok']}}).encode()):
         r = hook(data, env, '--recovery')
         assert (r.returncode, r.stdout, r.stderr) == (0, b'', b'')
+
+
+def one_line(r) -> str:
+    assert (r.returncode, r.stdout) == (0, b''), r
+    assert r.stderr.startswith(b'caveman hook: ') and r.stderr.count(b'\n') == 1 and r.stderr.endswith(b'the original output stands\n')
+    return r.stderr.decode()
+
+
+@pytest.mark.parametrize('tool, response, says', [
+    ('Frobnicate', {'text': LOG}, "unknown tool 'Frobnicate'"),
+    ('Bash', {'stdout': [LOG], 'stderr': ''}, 'unknown Bash tool_response shape'),
+    ('Bash', LOG, 'unknown Bash tool_response shape'),
+    ('Read', {'file': {'content': LOG}}, 'unknown Read tool_response shape'),
+    ('Grep', {'mode': 'content', 'content': {'text': LOG}}, 'unknown Grep tool_response shape'),
+    ('Glob', {'filenames': LOG}, 'unknown Glob tool_response shape'),
+    ('WebFetch', {'result': [LOG]}, 'unknown WebFetch tool_response shape'),
+    ('mcp__fs__read', {'content': LOG}, 'unknown MCP tool_response shape')])
+def test_unknown_tool_or_shape_says_so_in_one_line(tool, response, says, env):
+    r = hook(json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': tool, 'tool_input': {}, 'tool_response': response}).encode(), env, '--recovery')
+    assert says in one_line(r)
+
+
+def test_read_only_store_stands_aside(env):
+    r = hook(bash_event(LOG), {**env, 'CAVEMAN_CCR_DB': '/sys/caveman-ccr.db'}, '--recovery')    # /sys: read-only even for root
+    assert 'recovery store' in one_line(r)
+
+
+def test_binary_text_in_a_large_output_never_breaks_the_hook(env):
+    junk = ''.join(chr(c) for c in range(0, 0x3000, 7)) + '\udc80\x00\ufffd' * 2000      # control bytes, a lone surrogate, NULs
+    r = hook(bash_event(junk), env, '--recovery')
+    assert r.returncode == 0 and r.stderr.count(b'\n') <= 1
+    if r.stdout:
+        view = json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout']
+        handle = view.rsplit('recovery_handle="', 1)[1].split('"', 1)[0]
+        got = subprocess.run([str(CAVEMAN), 'retrieve', handle], capture_output=True, env=env, timeout=120)
+        assert got.stdout == junk.encode('utf-8', 'surrogatepass')
+
+
+def test_a_policy_file_lowering_the_minimum_reaches_the_fast_path(env, tmp_path):
+    small = json.dumps([{'id': i, 'name': f'n{i}'} for i in range(20)], indent=2)       # about 700 bytes of JSON
+    data = bash_event(small)
+    assert len(data) < 2048
+    assert hook(data, env, '--recovery').stdout == b''                                  # under the default minimum
+    cfg = tmp_path / 'elsewhere.json'
+    cfg.write_text(json.dumps({'minBytes': 100}))
+    home_file = Path(env['CAVEMAN_HOME']) / 'policy.json'                                # the policy file in the caveman home
+    for e, f in (({**env, 'CAVEMAN_POLICY': str(cfg)}, None), ({**env, 'CAVEMAN_MIN_BYTES': '100'}, None), (env, home_file)):
+        if f: f.parent.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps({'minBytes': 100}))
+        r = hook(data, e)
+        view = json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout']
+        assert len(view) < len(small) and r.stderr == b''
+    home_file.unlink()
+    r = hook(data, {**env, 'CAVEMAN_HOOK_MIN_BYTES': '100'})                            # the old name still works, and says so once
+    assert json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout'] != small
+    assert r.stderr.count(b'\n') == 1 and b'CAVEMAN_MIN_BYTES' in r.stderr
 
 
 def test_large_output_view_and_retrieve(env):
@@ -66,9 +122,9 @@ def test_large_output_view_and_retrieve(env):
 
 
 def test_policy_file_excludes_a_command(env, tmp_path):
-    cfg = tmp_path / 'hooks.json'
+    cfg = tmp_path / 'policy.json'
     cfg.write_text(json.dumps({'exclude': ['Bash(x)']}))
-    r = hook(bash_event(LOG), {**env, 'CAVEMAN_HOOK_CONFIG': str(cfg)}, '--recovery')
+    r = hook(bash_event(LOG), {**env, 'CAVEMAN_POLICY': str(cfg)}, '--recovery')
     assert (r.returncode, r.stdout, r.stderr) == (0, b'', b'')
 
 
@@ -103,3 +159,31 @@ def test_install_refuses_a_broken_settings_file(env):
     r = subprocess.run([str(CAVEMAN), 'install', 'claude-code'], capture_output=True, env=env, timeout=120)
     assert r.returncode == 1 and json.loads(r.stderr)['error'] == 'cave_settings_invalid'
     assert (home / '.claude' / 'settings.json').read_text() == '{"model": "opus",' and not (home / '.claude.json').exists()
+
+
+ISSUES = json.dumps([{'id': i, 'title': f'issue {i}', 'state': 'open', 'labels': [], 'user': {'login': 'octocat', 'id': 1}}
+                     for i in range(60)], indent=2)
+
+
+def mcp_event(tool: str, cwd: str) -> bytes:
+    return json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': tool, 'tool_input': {}, 'cwd': cwd,
+                       'tool_response': [{'type': 'text', 'text': ISSUES}]}).encode()
+
+
+def test_gateway_tools_are_never_compressed_twice(env, tmp_path):
+    "The gateway's proxied tools: under the installer's server name, or under any name whose command runs caveman-mcp."
+    project = tmp_path / 'project'; project.mkdir()
+    (project / '.mcp.json').write_text(json.dumps({'mcpServers': {
+        'gw': {'command': str(CAVEMAN.with_name('caveman-mcp')), 'args': ['--', 'npx', 'some-mcp-server']},
+        'plain': {'command': 'npx', 'args': ['some-mcp-server']}}}))
+    home = Path(env['HOME']); home.mkdir(parents=True, exist_ok=True)
+    (home / '.claude.json').write_text(json.dumps({'projects': {str(project): {'mcpServers': {
+        'db': {'command': 'python', 'args': ['-m', 'caveman.mcp.server', '--config', 'x.json']}}}}}))
+    for tool in ('mcp__caveman__github__list_issues', 'mcp__caveman__list_issues', 'mcp__gw__list_issues', 'mcp__db__query'):
+        r = hook(mcp_event(tool, str(project)), env, '--recovery')
+        assert (r.returncode, r.stdout, r.stderr) == (0, b'', b''), tool
+    r = hook(mcp_event('mcp__plain__list_issues', str(project)), env, '--recovery')     # not a gateway: compressed
+    view = json.loads(r.stdout)['hookSpecificOutput']['updatedMCPToolOutput'][0]['text']
+    assert len(view) < len(ISSUES)
+    r = hook(mcp_event('mcp__gw__list_issues', str(tmp_path)), env, '--recovery')        # another project: gw is not registered there
+    assert r.stdout != b''

@@ -4,7 +4,7 @@ file, compressing a view changes nothing further, no marker states a false fact 
 no signal line is hidden without a marker that counts it (tests/_signals.py). Both checkers read the
 original with their own code; this module imports them lazily so one missing checker fails only
 its own test. Failures name the capture, so a problem is reproducible with `python tests/_live.py`."""
-import hashlib, json, subprocess, sys, traceback
+import hashlib, json, re, subprocess, sys, traceback
 
 import pytest
 
@@ -86,3 +86,26 @@ def test_live_no_hidden_signals(compressed):
     problems = {n: p for n, d, r in _results(compressed) if not r.passed_through
                 for p in [hidden_signals(d, r.output, r.content_type)] if p}
     assert problems == {}
+
+
+def _man_headings(text: str) -> list[str]:
+    "Heading lines of a manual page, by the test's own rule: at most 3 spaces deep, capitalised, at most 8 words and no sentence end, after a blank line and over a deeper-indented line."
+    lines, out = text.split('\n'), []
+    for i in range(1, len(lines) - 1):
+        l, nxt = lines[i], lines[i + 1]
+        depth = len(l) - len(l.lstrip(' '))
+        if (depth <= 3 and l[depth:depth + 1].isupper() and len(l.split()) <= 8 and not re.search(r'[.!?]', l)
+                and not lines[i - 1].strip() and nxt.strip() and len(nxt) - len(nxt.lstrip(' \t')) > depth):
+            out.append(l)
+    return out
+
+def test_live_man_headings_are_kept(compressed):
+    "Every section and subsection heading of every manual page capture is a line of its view (issue 10, class 8)."
+    checked, lost, pages = 0, {}, 0
+    for n, d, r in _results(compressed):
+        if not n.startswith('man_'): continue
+        pages += b'\nNAME\n' in d                 # a manual, not "No manual entry" (an image without man pages)
+        heads, view = _man_headings(d.decode('utf-8', 'replace')), set(r.output.decode('utf-8', 'replace').split('\n'))
+        checked += len(heads)
+        if gone := [h for h in heads if h not in view]: lost[n] = gone
+    assert lost == {} and checked >= 5 * pages

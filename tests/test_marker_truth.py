@@ -25,7 +25,7 @@ MARKER, INV, NOTE = '__caveman_elided__', '__caveman_invariants__', '__caveman_n
 CONTRACT_PREFIX = ELL + ' caveman: elided '
 CREDENTIAL = re.compile(r'secret|passw|token|api[-_]?key|authoriz|credential|cookie|session', re.I)
 NUMBER = re.compile(r'[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z')
-LOG_MARKER = re.compile(ELL + r' (\d+) lines elided \(caveman\)(?:: (.*))? ' + ELL + r'\r?\Z')
+LOG_MARKER = re.compile(ELL + r' (\d+) lines? elided \(caveman\)(?:: (.*))? ' + ELL + r'\r?\Z')
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -86,7 +86,7 @@ def json_units(elements) -> list[dict]:
 # ---------------------------------------------------------------------------------------------------
 # mapping markers back to units
 
-STRING_MARK = re.compile(ELL + r' (\d+) chars elided \(caveman\) ' + ELL)
+STRING_MARK = re.compile(ELL + r' (\d+) chars? elided \(caveman\) ' + ELL)
 FAIL_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:error|errors|exception|failed|failure|critical|fatal|crash|panic|abort|timeout'
                        r'|denied|rejected)(?![A-Za-z0-9_])', re.I)
 CUT = []     # (original, cut) of every string the compressor shortened (coverage below)
@@ -367,7 +367,7 @@ def test_seeded_random_payloads_state_every_kind_of_claim_truthfully():
 # tables: read with the csv module (or by splitting markdown on '|'), walk the output rows against the
 # original records, recompute each marker row's claims from the header-named cells it hides
 
-ROW_MARKER = re.compile(ELL + r' (\d+) rows elided \(caveman\)(?:: (.*))? ' + ELL + r'\Z')
+ROW_MARKER = re.compile(ELL + r' (\d+) rows? elided \(caveman\)(?:: (.*))? ' + ELL + r'\Z')
 
 def read_table(text: str, markdown: bool, delimiter: str) -> list[list[str]]:
     if markdown:
@@ -494,7 +494,7 @@ def test_log_template_runs_keep_both_ends_and_every_failure():
 import yaml
 from caveman.compressors.config import compress_config
 
-CONFIG_MARKER = re.compile(r'([ \t]*)# ' + ELL + r' (\d+) (config lines|comment lines|lines) elided \(caveman\)(?:: (.*))? ' + ELL + r'\r?\Z')
+CONFIG_MARKER = re.compile(r'([ \t]*)# ' + ELL + r' (\d+) (config lines?|comment lines?|lines?) elided \(caveman\)(?:: (.*))? ' + ELL + r'\r?\Z')
 CONFIG_FLAG = re.compile(r'\b(?:ERROR|FAIL|FAILED|FATAL|PANIC|EXCEPTION|WARNING|SECURITY|SECRET|TOKEN|PASSWORD|DENIED|REJECTED|ROLLBACK)\b',
                          re.I | re.A)
 PATH_PART = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
@@ -578,7 +578,7 @@ def check_config(body: bytes, query: str = ''):
         if p < len(olines) and line == olines[p]: p += 1; continue
         m = CONFIG_MARKER.match(line)
         assert m, line
-        n, unit, claim = int(m.group(2)), m.group(3), m.group(4) or ''
+        n, unit, claim = int(m.group(2)), m.group(3) if m.group(3).endswith('s') else m.group(3) + 's', m.group(4) or ''
         hidden = olines[p:p + n]
         assert len(hidden) == n >= 1
         assert not any(CONFIG_FLAG.search(h) for h in hidden if unit != 'config lines' or claim), hidden   # flagged lines stay
@@ -691,7 +691,7 @@ def test_random_workflows_were_compressed():
 
 from caveman.compressors.search import compress_search
 
-SEARCH_MARKER = re.compile(ELL + r' (\d+) search result lines elided \(caveman\) ' + ELL + r'\r?\Z')
+SEARCH_MARKER = re.compile(ELL + r' (\d+) search result lines? elided \(caveman\) ' + ELL + r'\r?\Z')
 SEARCH_FLAG = re.compile(r'\b(?:ERROR|FAIL|FAILED|PANIC|ACTION|FOLLOWUP|SECURITY|SECRET|TOKEN|PASSWORD|KEY)\b', re.I | re.A)
 NUMBERED_HIT = re.compile(r'(\d+)([:-])(.*)\Z', re.S)
 
@@ -772,7 +772,7 @@ from caveman.compressors.terminal import compress_terminal
 TERM_ESC = re.compile(r'\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[\x20-\x2f]+[\x30-\x7e]|[\x30-\x7e])')
 TERM_FAIL = re.compile(r'\b(?:error|err|fatal|panic|exception|traceback|fail|failed|failure|warn|warning)\b', re.I | re.A)
 TERM_PROMPT = re.compile(r'[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[^$#]*[$#](?: |\Z)|\$ |>>> |\.\.\. |In \[\d+\]: |PS [^>]*> ')
-TERM_MARKER = re.compile(ELL + r' (\d+) lines elided \(caveman\) ' + ELL + r'\r?\Z')
+TERM_MARKER = re.compile(ELL + r' (\d+) lines? elided \(caveman\) ' + ELL + r'\r?\Z')
 
 def screen_line(line: str) -> str:
     cr = line.endswith('\r')
@@ -821,7 +821,7 @@ def test_random_sessions_walk_back(session):
 
 from caveman.compressors.text import compress_text
 
-TEXT_MARKER = re.compile(ELL + r' (\d+) sections elided \(caveman\) ' + ELL + r'\Z')
+TEXT_MARKER = re.compile(ELL + r' (\d+) sections? elided \(caveman\) ' + ELL + r'\Z')
 TEXT_FLAG = re.compile(r'\b(?:ERROR|WARNING|IMPORTANT|NOTE|ACTION|FOLLOWUP|SECURITY|SUMMARY|CONCLUSION|DECISION|RECOMMENDATION)\b', re.I | re.A)
 
 def paragraphs(text: str) -> list[str]:

@@ -260,3 +260,57 @@ def test_inspector_cli_through_the_gateway(world, inspector, tmp_path):
     handle = re.search(r'original stored as (ccr_[0-9a-f]{32})', view)[1]
     back = run('--method', 'tools/call', '--tool-name', 'caveman_retrieve', '--tool-arg', f'recovery_handle={handle}')
     assert back['content'][0]['text'] == world['log'].decode()
+
+
+def test_upstreams_get_the_hosts_environment_with_their_env_over_it(world, tmp_path):
+    "As a host runs them: the gateway's whole environment (the host's) plus the entry's `env`, `${VAR}`s expanded; secrets never logged."
+    spec = world['servers']['everything']
+    cfg = tmp_path / 'env.json'
+    cfg.write_text(json.dumps({'mcpServers': {'everything': {'command': spec['command'], 'args': spec['args'],
+                                                             'env': {'FROM_ENTRY': 'entry', 'SHADOWED': 'entry wins',
+                                                                     'EXPANDED': '${HOST_ONLY_TOKEN}', 'DEFAULTED': '${UNSET_HERE:-fallback}'}}}}))
+    env = {**world['env'], 'HOST_ONLY_TOKEN': 'tok-4f1e9c', 'SHADOWED': 'host', 'CAVEMAN_EXCLUDE': 'mcp__everything__get-env'}
+    env.pop('UNSET_HERE', None)
+    errlog = open(tmp_path / 'err.log', 'w+')
+    async def go():
+        async with client(server_command() + ['--config', str(cfg)], env, errlog) as s:
+            return await s.call_tool('get-env', {})
+    res = asyncio.run(go())
+    seen = json.loads(text(res))
+    assert seen['HOST_ONLY_TOKEN'] == 'tok-4f1e9c' and seen['HOME'] == env['HOME']           # inherited, as from the host
+    assert seen['CAVEMAN_CCR_DB'] == env['CAVEMAN_CCR_DB']
+    assert (seen['FROM_ENTRY'], seen['SHADOWED'], seen['EXPANDED'], seen['DEFAULTED']) == ('entry', 'entry wins', 'tok-4f1e9c', 'fallback')
+    errlog.seek(0)
+    assert 'tok-4f1e9c' not in errlog.read()
+
+
+def test_cancelling_a_long_call_interrupts_the_upstream_and_the_gateway_keeps_serving(world, tmp_path):
+    "The SDK client cancels a call (it sends notifications/cancelled); the gateway cancels its upstream call the same way."
+    notes = tmp_path / 'slow.log'
+    cfg = json.loads(world['cfg'].read_text())
+    cfg['mcpServers'] = {'slow': {'command': sys.executable, 'args': [str(ROOT / 'tests' / '_slow_upstream.py')],
+                                  'env': {'SLOW_UPSTREAM_LOG': str(notes)}},
+                         'everything': cfg['mcpServers']['everything']}
+    world['cfg'].write_text(json.dumps(cfg))
+    errlog = open(tmp_path / 'err.log', 'w+')
+    lines = lambda: notes.read_text().splitlines() if notes.exists() else []
+    async def until(pred, limit=60.0):
+        t0 = time.monotonic()
+        while not pred() and time.monotonic() - t0 < limit: await asyncio.sleep(0.1)
+    async def go():
+        async with client(gateway(world), world['env'], errlog) as s:
+            call = asyncio.ensure_future(s.call_tool('slow__sleep', {'seconds': 600}))
+            await until(lambda: 'start 600' in lines())
+            assert lines() == ['start 600'], lines()
+            call.cancel()                                     # the SDK sends notifications/cancelled to the gateway
+            with pytest.raises(asyncio.CancelledError): await call
+            await until(lambda: 'cancelled 600' in lines())
+            after = lines()
+            echo = await s.call_tool('everything__echo', {'message': 'still serving'})
+            again = await s.call_tool('slow__sleep', {'seconds': 0})    # the same upstream session still serves
+            return after, echo, again
+    after, echo, again = asyncio.run(go())
+    assert after == ['start 600', 'cancelled 600']            # interrupted upstream, never finished
+    assert not echo.is_error and 'still serving' in text(echo)
+    assert not again.is_error and text(again) == 'slept 0 s'
+    assert lines() == ['start 600', 'cancelled 600', 'start 0', 'finished 0']

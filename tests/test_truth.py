@@ -5,7 +5,7 @@ Every view is judged by `tests/_truth.py`, which reads the original with its own
 issue 10 and pass after it; then every shared-corpus payload, generated adversarial payloads, and the
 report's own alignment (`caveman.report.align`) on the same inputs.
 """
-import csv, io, json, random
+import csv, io, json, random, re
 
 import pytest
 from hypothesis import given, settings, HealthCheck, strategies as st
@@ -265,6 +265,42 @@ def test_the_checker_catches_each_kind_of_lie():
     nested = {'name': 'x', 'time': {f'1.{i}.0': f'2014-01-{i + 1:02}T00:00:00Z' for i in range(20)}}
     nview = {'name': 'x', 'time': {'1.0.0': nested['time']['1.0.0'], MARKER: 19, INV: 'key: 19 distinct, "1.1.0".."1.9.0"'}}
     assert false_claims(json.dumps(nested).encode(), json.dumps(nview).encode(), 'json')
+
+
+PS = ('USER       PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n'
+      + ''.join(f'{"root" if i % 5 else "app":<8}{1000 + i:>6}  0.{i % 3}  0.0  {5000 + i * 7:>5}  {300 + i:>4} ?        '
+                f'{"S" if i % 4 else "Ss":<4} Dec01   0:0{i % 2} /usr/bin/worker --slot {i}\n' for i in range(40)))
+
+
+def test_fixed_width_claims_are_checked_strictly():
+    "Every claim of a fixed-width table marker is recomputed from the cells of the hidden records (column by header), not just looked for in the lines: a count off by one, a wrong range end, a constant true of another column are all caught."
+    orig = PS.encode()
+    view, ct = view_of(orig, 'table')
+    assert ct == 'table' and b'rows elided (caveman):' in view
+    assert false_claims(orig, view, ct) == []
+    text = view.decode()
+    summary = next(l for l in text.split('\n') if 'rows elided (caveman):' in l)
+    lies = []
+    if m := re.search(r'×(\d+)', summary): lies.append(summary.replace(m[0], f'×{int(m[1]) - 1}', 1))   # a count one short
+    if m := re.search(r'range PID="(\d+)"', summary): lies.append(summary.replace(m[0], f'range PID="{int(m[1]) + 1}"', 1))
+    lies.append(summary.replace('elided (caveman): ', 'elided (caveman): all VSZ="0.0"; ', 1))      # "0.0" is in every line, in %MEM
+    lies.append(summary.replace('elided (caveman): ', 'elided (caveman): all TTY="S"; ', 1))        # "S" is on many lines, not TTY's
+    assert len(lies) >= 3, summary
+    for lie in lies:
+        assert false_claims(orig, text.replace(summary, lie).encode(), ct), lie
+
+
+def test_a_marker_for_one_unit_reads_in_the_singular():
+    "`… 1 section elided …`, never `1 sections` (issue 10): the checker reports the wording, and views have it right."
+    paras = [f'Paragraph {i} says something long enough to be prose, with words.' for i in range(5)]
+    orig = '\n\n'.join(paras) + '\n'
+    good = '\n\n'.join(paras[:2] + ['… 1 section elided (caveman) …'] + paras[3:]) + '\n'
+    assert false_claims(orig.encode(), good.encode(), 'text') == []
+    assert false_claims(orig.encode(), good.replace('1 section ', '1 sections ').encode(), 'text')
+    doc = '\n\n'.join(['# Title', 'Intro paragraph.'] + [f'Host web-{i} was patched and rebooted cleanly, checks passed.' for i in range(40)]
+                       + ['Decision: ship.', 'Middle note line.', 'x' * 40 + ' different kind of paragraph ' * 3, 'Thanks.', 'Bye.']) + '\n'
+    view, ct = view_of(doc.encode(), 'text')
+    assert b'(caveman)' in view and false_claims(doc.encode(), view, ct) == []
 
 
 def test_the_checker_counts_text_sections():

@@ -6,7 +6,7 @@
 __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES',
            'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER',
            'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor',
-           'split_lines', 'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'is_caveman_view',
+           'split_lines', 'join_lines', 'crlf_majority', 'synth_line', 'plural', 'elision_marker', 'is_caveman_view',
            'dropped_runs', 'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'guard_or',
            'summary_string', 'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time',
            'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text', 'json_number', 'json_literal',
@@ -75,21 +75,37 @@ def synth_line(text: str, crlf: bool) -> bytes:
 ELLIPSIS = '…'
 
 # %% ../../nbs/10_compressors_base.ipynb #e2ae7e35
+def plural(n: int, unit: str) -> str:
+    "`unit` (a plural noun phrase: `lines`, `config lines`, `chars`) as it reads after the count `n`: singular for 1 (`1 config line`), as given otherwise."
+    return unit[:-1] if n == 1 and unit.endswith('s') else unit
+
 def elision_marker(n: int, what: str = 'lines', summary: str = '') -> str:
-    "The marker text for `n` elided units: `… n what elided (caveman) …`, or `… n what elided (caveman): summary …` (reference §3.16)."
+    "The marker text for `n` elided units: `… n what elided (caveman) …`, or `… n what elided (caveman): summary …`; `what` is singular for 1 (`plural`; reference §3.16)."
+    what = plural(n, what)
     return f'{ELLIPSIS} {n} {what} elided (caveman): {summary} {ELLIPSIS}' if summary else f'{ELLIPSIS} {n} {what} elided (caveman) {ELLIPSIS}'
 
 # %% ../../nbs/10_compressors_base.ipynb #8c7120dc
 import re
 
-_VIEW_LINE = re.compile(rb'^[ \t]*(?:[#*|"]|//)?[ \t]*\xe2\x80\xa6 (?:\d+ [^\n]{0,80}? elided \(caveman\)|caveman: )', re.M)
-_VIEW_JSON = re.compile(rb'"__caveman_elided__"\s*:\s*\d')
+_VIEW_LINE = re.compile(rb'^[ \t]*(?:[#*|"]|//)?[ \t]*\xe2\x80\xa6 (?:\d+ [a-z][a-z ]{0,40} elided \(caveman\)(?:: [^\r\n]*)?'
+                        rb'|caveman: [^\r\n]*) \xe2\x80\xa6[ \t"|,;]*\r?$', re.M)
+_VIEW_JSON = re.compile(rb'[{,]\s*"__caveman_elided__"\s*:\s*\d+\s*[,}]')
 _VIEW_BODY = re.compile(rb'\{ /\* caveman: body elided \*/ \}[ \t]*\r?$', re.M)
 
+_FENCE_LINE = re.compile(rb'^[ \t]*(?:```|~~~)', re.M)
+
+def _outside_fences(body: bytes, rx: re.Pattern) -> bool:
+    "True when `rx` matches `body` somewhere outside a Markdown fenced block (an odd number of fence lines before it)."
+    fences = [m.start() for m in _FENCE_LINE.finditer(body)]
+    for m in rx.finditer(body):
+        if sum(1 for f in fences if f < m.start()) % 2 == 0: return True
+    return False
+
 def is_caveman_view(body: bytes) -> bool:
-    "True when `body` (bytes) is a caveman view: it carries an elision marker where only caveman writes one (a marker line, a JSON marker member, a code body marker)."
+    "True when `body` (bytes) is a caveman view: it carries a whole elision marker where only caveman writes one (a marker line outside a fenced example, a JSON marker member in a JSON document, a code body marker); a mention of a marker inside other text is not one."
     if b'caveman' not in body: return False
-    return any(rx.search(body) for rx in (_VIEW_LINE, _VIEW_JSON, _VIEW_BODY))
+    if body.lstrip()[:1] in (b'{', b'[') and _VIEW_JSON.search(body): return True
+    return _outside_fences(body, _VIEW_LINE) or _outside_fences(body, _VIEW_BODY)
 
 # %% ../../nbs/10_compressors_base.ipynb #26863b36
 def dropped_runs(keep) -> list[tuple[int, int]]:

@@ -5,8 +5,9 @@
 # %% auto #0
 __all__ = ['CHILDREN', 'FLAG_WORDS', 'Entry', 'Layout', 'BLOCK_HEAD', 'BLOCK_TAIL', 'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT',
            'COMPRESSOR', 'indentation', 'is_comment', 'block_scalars', 'yaml_parents', 'yaml_context',
-           'section_context', 'comment_lines', 'document_titles', 'yaml_path', 'yaml_layout', 'repeated_entries',
-           'scalar_groups', 'toml_groups', 'ini_groups', 'block_middles', 'compress_config']
+           'section_context', 'comment_lines', 'document_titles', 'yaml_path', 'yaml_events', 'yaml_layout',
+           'repeated_entries', 'scalar_groups', 'toml_groups', 'ini_groups', 'block_middles', 'aligned_runs',
+           'compress_config']
 
 # %% ../../nbs/16_compressors_config.ipynb #cdc018bf
 import re
@@ -23,21 +24,22 @@ _DOC_MARKER = re.compile(r'(?:---|\.\.\.)(?:[ \t].*)?\r?$')
 
 def indentation(line: str) -> int:
     "Leading white space of `line` in columns: a space counts 1, a TAB 2 (reference §3.9)."
-    n = 0
-    for c in line:
-        if c == ' ': n += 1
-        elif c == '\t': n += 2
-        else: break
-    return n
+    lead = line[:len(line) - len(line.lstrip(' \t'))]
+    return len(lead) + lead.count('\t')
 
+# %% ../../nbs/16_compressors_config.ipynb #ca0e33e2
 def is_comment(line: str) -> bool:
     "True for a comment line (`#` or `;` after indentation)."
     return line.lstrip(' \t')[:1] in ('#', ';')
 
-def block_scalars(lines: Sequence[str]) -> list[tuple[int, int]]:
-    "Half-open line ranges `[header, end)` of the YAML block scalars in `lines`: the header (`key: |`, `- >-`) and the body lines indented deeper than its owner, trailing blank lines excluded unless the header keeps them (`|+`)."
-    groups, i = [], 0
+# %% ../../nbs/16_compressors_config.ipynb #5e048225
+def block_scalars(lines: Sequence[str], headers: Sequence[int] | None = None) -> list[tuple[int, int]]:
+    "Half-open line ranges `[header, end)` of the YAML block scalars in `lines`: the header (`key: |`, `- >-`) and the body lines indented deeper than its owner, trailing blank lines excluded unless the header keeps them (`|+`); with `headers` (sorted line indices, as the parser reports them) only blocks starting there."
+    groups, i, todo = [], 0, None if headers is None else iter(headers)
     while i < len(lines):
+        if todo is not None:
+            i = next((h for h in todo if h >= i), len(lines))
+            if i >= len(lines): break
         m = _BLOCK_HEADER.match(lines[i])
         if not m or is_comment(lines[i]): i += 1; continue
         column = indentation(m.group('lead')) + len(m.group('dashes'))      # where the owning key starts
@@ -51,39 +53,55 @@ def block_scalars(lines: Sequence[str]) -> list[tuple[int, int]]:
     return groups
 
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
-def _depth(line: str) -> int: return 2 * indentation(line) + (1 if _YAML_ITEM.match(line) else 0)
+def _parent_lines(lines: Sequence[str]) -> tuple[list[int], list[bool]]:
+    "For each line its depth (twice its indentation, plus one for a `- ` item; -1 for a blank line) and whether it opens a parent (a key ending in `:` or a `- ` item, no comment): computed once, read by both context passes."
+    depth, opens = [], []
+    for line in lines:
+        rest = line.lstrip(' \t')
+        if not rest or rest.isspace(): depth.append(-1); opens.append(False); continue
+        lead = len(line) - len(rest)
+        item = rest[0] == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r'))   # `_YAML_ITEM`
+        depth.append(2 * (lead + line.count('\t', 0, lead)) + item)
+        opens.append(item or (rest[0] not in '#;' and ':' in rest and _YAML_PARENT.match(line) is not None))
+    return depth, opens
 
-def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset()) -> list[int]:
-    "For each line, the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's."
+# %% ../../nbs/16_compressors_config.ipynb #c0cc353c
+def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset(), shape: tuple | None = None) -> list[int]:
+    "For each line, the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's; `shape`: `_parent_lines(lines)` when already known."
+    depth, opens = shape or _parent_lines(lines)
     stack, out = [], []                                  # (depth, index) of open parent lines
     for i, line in enumerate(lines):
         if i in inside and out: out.append(out[-1]); continue
-        if not line.strip(): out.append(stack[-1][1] if stack else -1); continue
-        d = _depth(line)
-        if is_comment(line):
+        d = depth[i]
+        if d < 0: out.append(stack[-1][1] if stack else -1); continue
+        if not opens[i] and is_comment(line):
             out.append(next((k for dd, k in reversed(stack) if dd < d), -1)); continue
         while stack and stack[-1][0] >= d: stack.pop()
         out.append(stack[-1][1] if stack else -1)
-        if _YAML_PARENT.match(line) or _YAML_ITEM.match(line): stack.append((d, i))
+        if opens[i]: stack.append((d, i))
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #42e92f78
 CHILDREN = 8
 
 def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
     "New keep flags: every kept line with its chain of parents, and every kept parent with up to 8 following deeper non-blank lines (reference §3.9); lines in `inside` (the text of multi-line values) are neither parents nor children."
-    keep, parents = list(keep), yaml_parents(lines, inside)
+    shape = _parent_lines(lines)
+    depth, opens = shape
+    keep, parents = list(keep), yaml_parents(lines, inside, shape)
     for i in [i for i, k in enumerate(keep) if k]:
         p = parents[i]
         while p >= 0 and not keep[p]: keep[p] = True; p = parents[p]
-    for i in [i for i, k in enumerate(keep) if k and i not in inside and (_YAML_PARENT.match(lines[i]) or _YAML_ITEM.match(lines[i])) and not is_comment(lines[i])]:
-        d, n, j = _depth(lines[i]), 0, i + 1
+    for i in [i for i, k in enumerate(keep) if k and opens[i] and i not in inside]:
+        d, n, j = depth[i], 0, i + 1
         while j < len(lines) and n < CHILDREN:
-            if lines[j].strip() and j not in inside:
-                if _depth(lines[j]) <= d: break
+            if depth[j] >= 0 and j not in inside:
+                if depth[j] <= d: break
                 keep[j] = True; n += 1
             j += 1
     return keep
 
+# %% ../../nbs/16_compressors_config.ipynb #f87d3b9a
 def section_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
     "New keep flags for TOML/INI: every kept line with its section header, every kept header with up to 8 following lines of its section (reference §3.9); a line in `inside` (the text of a multi-line value) is never a header."
     keep, header, owner = list(keep), -1, []
@@ -131,86 +149,142 @@ def document_titles(lines: Sequence[str], comment: Sequence[bool]) -> list[bool]
 import json
 from collections import namedtuple
 import yaml
-from ..detect import config_parses, yaml_lines, yaml_spans
+from ..detect import config_parses, yaml_lines
 
-_Loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 _PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 
+def _segment(key) -> str:
+    "One step of a yq path: `[3]` for an index, `.name` for a plain key, `[\"a.b\"]` for any other key."
+    if isinstance(key, int): return f'[{key}]'
+    return '.' + key if _PLAIN_KEY.match(key) else '[' + json.dumps(key, ensure_ascii=False) + ']'
+
+# %% ../../nbs/16_compressors_config.ipynb #a93881db
+def yaml_path(parts: Sequence, document: int = 0) -> str:
+    "A path in yq/jq syntax from keys (str) and indices (int): `.jobs.lint.steps[0]`, `.metadata.labels[\"app.kubernetes.io/name\"]`; ` of document N` when `document` > 0."
+    return (''.join(map(_segment, parts)) or '.') + (f' of document {document}' if document else '')
+
+# %% ../../nbs/16_compressors_config.ipynb #1d38e44f
+def yaml_events(body: str):
+    "The YAML parse events of `body` (str) with their start and end marks: libyaml's parser (`yaml._yaml.CParser`) when PyYAML was built with it, else PyYAML's own; raises `yaml.YAMLError` where the text does not parse."
+    try: from yaml._yaml import CParser
+    except ImportError: return yaml.parse(body, Loader=yaml.SafeLoader)
+    return iter(CParser(body).get_event, None)
+
+# %% ../../nbs/16_compressors_config.ipynb #a074cf7c
+def _plain_breaks(body: str) -> bool:
+    "True when `body` (str) breaks lines only at `\\n` and `\\r\\n`: then a parser mark's own line is the line of `body.split('\\n')`."
+    return body.count('\r') == body.count('\r\n') and not any(c in body for c in '\x85\u2028\u2029')
+
+# %% ../../nbs/16_compressors_config.ipynb #70d1fc21
+def _line_function(body: str):
+    "A function `(mark, back=0)` to the 0-based line of `body.split('\\n')` holding the character `back` before a parser mark: from the mark's own line and column when `body` has plain line breaks (`_plain_breaks`), else from its character offset (`yaml_lines`)."
+    if _plain_breaks(body): return lambda m, back=0: m.line - (back and m.column < back)
+    line_of = yaml_lines(body)[1]
+    return lambda m, back=0: line_of(m.index - back)
+
+# %% ../../nbs/16_compressors_config.ipynb #a932fe3d
 Entry = namedtuple('Entry', 'start end top path item')
 Entry.__doc__ = "A YAML entry: its lines `[start, end)` (last content line included), whether it is a top-level key, its yq path (None: unusable), whether it is a sequence item."
 
-def yaml_path(parts: Sequence, document: int = 0) -> str:
-    "A path in yq/jq syntax from keys (str) and indices (int): `.jobs.lint.steps[0]`, `.metadata.labels[\"app.kubernetes.io/name\"]`; ` of document N` when `document` > 0."
-    out = ''.join(f'[{p}]' if isinstance(p, int) else '.' + p if _PLAIN_KEY.match(p) else '[' + json.dumps(p, ensure_ascii=False) + ']'
-                  for p in parts) or '.'
-    return out + (f' of document {document}' if document else '')
-
-def _children(n) -> list:
-    if isinstance(n, yaml.MappingNode): return [x for kv in n.value for x in kv]
-    if isinstance(n, yaml.SequenceNode): return list(n.value)
-    return []
-
+# %% ../../nbs/16_compressors_config.ipynb #098c39b1
 Layout = namedtuple('Layout', 'entries inside blocks')
 Layout.__doc__ = "A YAML text's entries (document order), the line indices inside multi-line scalars and flow collections, and the header lines of its block scalars."
 
+# %% ../../nbs/16_compressors_config.ipynb #a20dc171
 def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
-    "The `Layout` of a YAML text: its entries in document order (pre-order), the set of line indices inside multi-line scalars and flow collections (`yaml_spans`) and the header lines of its block scalars, from the parser's node positions mapped onto `lines` (the text split at `\\n`); None when it does not parse."
-    body, line_of = yaml_lines(text)
-    try: docs, spans = list(yaml.compose_all(body, Loader=_Loader)), yaml_spans(text)
-    except (yaml.YAMLError, RecursionError): return None
-    if spans is None: return None
-    def line(mark) -> int: return line_of(mark.index)
-    entries, inside, blocks, several = [], {i for a, b in spans for i in range(a + 1, b + 1)}, set(), len(docs) > 1
-    for number, doc in enumerate(docs, 1):
-        if doc is None: continue
-        seen, stack = {}, [doc]                          # how often each node is reached: > 1 means an alias
-        while stack:
-            n = stack.pop()
-            seen[id(n)] = seen.get(id(n), 0) + 1
-            if seen[id(n)] == 1: stack.extend(_children(n))
-        memo = {}
-        def last(n) -> tuple[int, bool]:
-            "(last line holding content of `n`, whether an alias or anchor is in it)"
-            if id(n) in memo: return memo[id(n)]
-            shared = seen[id(n)] > 1
-            if isinstance(n, yaml.ScalarNode) or n.flow_style:
-                e = line_of(max(n.start_mark.index, n.end_mark.index - 1))
-                if isinstance(n, yaml.ScalarNode) and n.style in ('|', '>'):
-                    blocks.add(line(n.start_mark))
-                    while e > line(n.start_mark) and not lines[e].strip() and '+' not in body[n.start_mark.index:n.start_mark.index + 3]: e -= 1
-                if not isinstance(n, yaml.ScalarNode): shared = any([last(c)[1] for c in _children(n)]) or shared
+    "The `Layout` of a YAML text (str; `lines` is it split at `\\n`) from one pass over the parser's events: entries in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor)."
+    body = text[1:] if text.startswith('\ufeff') else text
+    line, text_lines = _line_function(body), lines                # a BOM on the first line changes no blank test
+    exact = _plain_breaks(body)                                  # the marks' own lines are ours: no lookup per node
+    Scalar, Alias, MapStart, SeqStart = yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    entries, parent, shared, inside, blocks, docs = [], [], set(), set(), set(), []
+    frames, open_, anchors, segments = [], [], {}, {}   # segments: each key's path step, made once
+    # a frame: [mapping, flow, last line, a key is next, items so far, path, live, key's entry, key usable, role, entry, first line]
+    def share(ev, role):
+        "An anchor or alias: the entries around it (and a key's own) get no path."
+        owners = tuple(open_) + ((len(entries) - 1,) if role == 'key' else ())
+        if ev.__class__ is Alias:
+            if ev.anchor not in anchors: raise yaml.composer.ComposerError(None, None, f'found undefined alias {ev.anchor!r}', ev.start_mark)
+            shared.update(owners, anchors[ev.anchor])
+        else:
+            if ev.anchor in anchors: raise yaml.composer.ComposerError(None, None, f'found duplicate anchor {ev.anchor!r}', ev.start_mark)
+            anchors[ev.anchor] = owners
+    try:
+        for ev in yaml_events(body):
+            c = ev.__class__
+            if c is Scalar or c is Alias or c is MapStart or c is SeqStart:
+                sm = ev.start_mark
+                a = sm.line if exact else line(sm)
+                role, entry, live, path = None, -1, False, ''      # begin the node in its frame: a key or item opens its entry
+                if not frames: role, live = 'root', True
+                elif not frames[-1][1] and frames[-1][6]:
+                    f = frames[-1]
+                    if f[0]:
+                        f[3] = key = not f[3]
+                        if key:
+                            usable = c is Scalar and not ev.style
+                            f[7], f[8], role = len(entries), usable, 'key'
+                            step = (segments.get(ev.value) or segments.setdefault(ev.value, _segment(ev.value))) if usable else None
+                            entries.append([a, a + 1, not open_, f[5] + step if usable else None, False])
+                            parent.append(open_[-1] if open_ else -1)
+                        else:
+                            role, entry, live = 'value', f[7], f[8]
+                            path = entries[entry][3]
+                            open_.append(entry)
+                    else:
+                        i, f[4], role = f[4], f[4] + 1, 'item'
+                        s = sm.index
+                        if body[body.rfind('\n', 0, s) + 1:s].rstrip().endswith('-'):     # not a `-` alone on its line
+                            entry, live, path = len(entries), True, f[5] + f'[{i}]'
+                            entries.append([a, a + 1, False, path, True]); parent.append(open_[-1] if open_ else -1)
+                            open_.append(entry)
+                if ev.anchor is not None: share(ev, role)
+                if c is MapStart or c is SeqStart:
+                    frames.append([c is MapStart, bool(ev.flow_style), a, False, 0, path, live, -1, False, role, entry, a]); continue
+                em = ev.end_mark
+                if em.index <= sm.index: e = a
+                elif exact: e = em.line - (em.column == 0)
+                else: e = line(em, 1)
+                if e > a and c is Scalar and frames:              # a multi-line scalar: its lines are text
+                    s = sm.index
+                    if '+' not in body[s:s + 3]:
+                        while e > a and not text_lines[e].strip(): e -= 1
+                    if e > a: inside.update(range(a + 1, e + 1))
+                if c is Scalar and frames and ev.style in ('|', '>'): blocks.add(a)
+            elif c is yaml.MappingEndEvent or c is yaml.SequenceEndEvent:
+                f = frames.pop()
+                e, role, entry = f[2], f[9], f[10]
+                if f[1]:                                  # a flow collection is one value
+                    e = max(f[11], line(ev.end_mark, 1))
+                    while e > f[11] and not text_lines[e].strip(): e -= 1
+                    if e > f[11]: inside.update(range(f[11] + 1, e + 1))
             else:
-                e = line(n.start_mark)
-                for c in _children(n):
-                    ce, cs = last(c)
-                    e, shared = max(e, ce), shared or cs
-            memo[id(n)] = e, shared
-            return e, shared
-        def walk(n, parts: list, depth: int):
-            if isinstance(n, yaml.MappingNode) and not n.flow_style:
-                for k, v in n.value:
-                    a, (e, shared) = line(k.start_mark), last(v)
-                    usable = isinstance(k, yaml.ScalarNode) and not k.style and not shared and seen[id(k)] == 1
-                    path = yaml_path(parts + [k.value], number if several else 0) if usable else None
-                    entries.append(Entry(a, max(e, a) + 1, depth == 0, path, False))
-                    if usable: walk(v, parts + [k.value], depth + 1)
-            elif isinstance(n, yaml.SequenceNode) and not n.flow_style:
-                for i, v in enumerate(n.value):
-                    a, (e, shared) = line(v.start_mark), last(v)
-                    if not body[body.rfind('\n', 0, v.start_mark.index) + 1:v.start_mark.index].rstrip().endswith('-'): continue   # `-` alone on its line
-                    entries.append(Entry(a, e + 1, False, None if shared else yaml_path(parts + [i], number if several else 0), True))
-                    if not shared: walk(v, parts + [i], depth + 1)
-        try: walk(doc, [], 0)
-        except RecursionError: return None
-    return Layout(entries, inside, blocks)
+                if c is yaml.DocumentStartEvent: docs.append(len(entries)); anchors = {}
+                continue
+            if frames and frames[-1][2] < e: frames[-1][2] = e            # end the node: it extends its frame and closes its entry
+            if entry >= 0:
+                open_.pop()
+                entries[entry][1] = (max(e, entries[entry][0]) if role == 'value' else e) + 1
+    except (yaml.YAMLError, UnicodeError): return None
+    out, dead, several = [], set(), len(docs) > 1
+    for number, (first, stop) in enumerate(zip(docs, docs[1:] + [len(entries)]), 1):
+        for i in range(first, stop):
+            p = parent[i]
+            if p >= 0 and (p in dead or p in shared): dead.add(i); continue
+            start, stop_, top, path, item = entries[i]
+            if i in shared: path = None
+            out.append(Entry(start, stop_, top, path + f' of document {number}' if path and several else path, item))
+    return Layout(out, inside, blocks)
 
 # %% ../../nbs/16_compressors_config.ipynb #944cc44c
-def repeated_entries(lines: Sequence[str], entries: Sequence[Entry], keep: Sequence[bool], comment: Sequence[bool]) -> list[tuple[int, int, str]]:
-    "`(start, end, claim)` for each entry whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping."
+def repeated_entries(lines: Sequence[str], entries: Sequence[Entry], keep: Sequence[bool], comment: Sequence[bool],
+                     flag: Sequence[bool] | None = None) -> list[tuple[int, int, str]]:
+    "`(start, end, claim)` for each entry whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line)."
+    if flag is None: flag = [_flags(l) for l in lines]
     shown, plain = [0], [0]                 # prefix counts: lines kept (or comments), lines free of flags, markers, anchors
     for i, l in enumerate(lines):
         shown.append(shown[-1] + bool(keep[i] or comment[i]))
-        plain.append(plain[-1] + (not (_flags(l) or _DOC_MARKER.match(l) or ('&' in l and _ANCHOR.search(l)))))
+        plain.append(plain[-1] + (not (flag[i] or (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)))))
     def intact(e: Entry) -> bool:
         n = e.end - e.start
         return e.path is not None and shown[e.end] - shown[e.start] == n and plain[e.end] - plain[e.start] == n
@@ -294,9 +368,19 @@ def block_middles(lines: Sequence[str], blocks: Sequence[tuple[int, int]], keep:
             run = []
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #35ea94c3
+def aligned_runs(runs: Sequence[tuple[int, int]], entries: Sequence) -> list[tuple[int, int]]:
+    "Dropped line runs `[a, b)` cut at every boundary of an entry (`Entry`: lines `[start, end)`) that a run covers only in part."
+    out = []
+    for a, b in runs:
+        cuts = sorted({e.end for e in entries if e.start < a < e.end < b} | {e.start for e in entries if a < e.start < b < e.end})
+        for c in cuts: out.append((a, c)); a = c
+        out.append((a, b))
+    return out
+
 # %% ../../nbs/16_compressors_config.ipynb #c23c239e
 MIN_LINES, HEAD, TAIL, QUERY_LIMIT = 14, 3, 2, 16
-_OWN_MARKER = 'lines elided (caveman)'      # config lines, comment lines, lines (inside a block scalar)
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 def _still_parses(kind: str, original: str, output: str) -> bool:
     "YAML output must parse; TOML/INI output must parse with `tomllib`/`configparser` whenever the original did."
@@ -305,9 +389,9 @@ def _still_parses(kind: str, original: str, output: str) -> bool:
 
 def _lead(line: str) -> str: return line[:len(line) - len(line.lstrip(' \t'))]
 
-def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], yml: bool, replaced: dict, cr: str) -> list[str]:
-    "Output lines: `replaced` (start -> (end, marker)) first, then each dropped run as one comment-lines or config-lines marker, or as it was when not worth a marker."
-    out, i, runs = [], 0, dict(dropped_runs(keep))
+def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], yml: bool, replaced: dict, cr: str, entries: Sequence = ()) -> list[str]:
+    "Output lines: `replaced` (start -> (end, marker)) first, then each dropped run (cut on the boundaries of `entries`, `aligned_runs`) as one comment-lines or config-lines marker, or as it was when not worth a marker."
+    out, i, runs = [], 0, dict(aligned_runs(dropped_runs(keep), entries))
     while i < len(lines):
         if i in replaced:
             end, marker = replaced[i]
@@ -334,7 +418,7 @@ def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], y
 
 def compress_config(body: bytes, query: str = '') -> bytes | None:
     "Elide lines of a YAML/TOML/INI file (UTF-8, >= 14 lines): redundant configuration lines, comment runs, repeated YAML entries and long block-scalar middles, each run behind one `# … N … elided (caveman) …` comment line; head, tail, flagged lines, top-level keys and their parents stay; None when declined or when the output would not parse (reference §3.9)."
-    if _OWN_MARKER.encode() in body: return None
+    if is_caveman_view(body): return None
     kind = classify_config(body)
     if kind is None: return None
     text = body.decode('utf-8')
@@ -346,7 +430,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     yml = kind == 'yaml'
     layout = yaml_layout(text, lines) if yml else None
     if yml and layout is None: return None                            # no positions, no safe cut
-    blocks = [b for b in block_scalars(lines) if b[0] in layout.blocks] if yml else []   # `a: |` inside a string is none
+    blocks = block_scalars(lines, sorted(layout.blocks)) if yml else []   # where the parser saw one: `a: |` inside a string is none
     groups = [*blocks, *scalar_groups(layout[1])] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
     inside = {i for a, b in groups for i in range(a + 1, b)}
     comment = comment_lines(lines, kind, inside)
@@ -372,7 +456,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
             if i not in inside and not comment[i] and _SECTION.match(l) and not l.lstrip().startswith('[['): keep[i] = True
     replaced = {}
     if layout:
-        repeated = repeated_entries(lines, layout.entries, keep, comment)
+        repeated = repeated_entries(lines, layout.entries, keep, comment, flag)
         for a, b, claim in repeated:
             replaced[a] = b, _lead(lines[a]) + '# ' + elision_marker(b - a, 'config lines', claim)
         covered = {i for a, (b, _) in replaced.items() for i in range(a, b)}
@@ -384,7 +468,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
             replaced[a] = b, lead + '# ' + elision_marker(b - a, 'lines')
     cr = '\r' if crlf_majority(body) else ''
     for plan in ([replaced, {}] if replaced else [{}]):
-        out = _emit(lines, keep, comment, yml, plan, cr)
+        out = _emit(lines, keep, comment, yml, plan, cr, layout.entries if layout else ())
         if out == lines: continue
         result = '\n'.join(out) + ('\n' if trailing else '')
         res = result.encode('utf-8')

@@ -9,11 +9,11 @@ __all__ = ['CONTEXT', 'KEPT', 'ADDED', 'REMOVED', 'MIN_LINES', 'CONTEXT_LINES', 
 
 # %% ../../nbs/15_compressors_diff.ipynb #6bfbce0b
 import re
-from .base import Compressor, split_lines, join_lines, crlf_majority, synth_line
+from .base import Compressor, split_lines, join_lines, crlf_majority, synth_line, elision_marker
 
 _HUNK = re.compile(rb'^(@@+) ((?:-\d+(?:,\d+)? )+)\+\d+(?:,(\d+))? \1')
 _RANGE = re.compile(rb'-\d+(?:,(\d+))?')
-_MARKER = re.compile(r'^… (\d+) (context|added|removed) lines elided \(caveman\) …\r?$'.encode())
+_MARKER = re.compile(r'^… (\d+) (context|added|removed) lines? elided \(caveman\) …\r?$'.encode())
 
 CONTEXT, KEPT, ADDED, REMOVED = 0, 1, 2, 3
 
@@ -98,7 +98,7 @@ def _held(lines: list[bytes], roles: list[int], signals: list) -> list:
                 if roles[k] in (ADDED, REMOVED) and not out[k]: out[k] = 'held'
     return out
 
-def _marker(n: int, what: str, crlf: bool) -> bytes: return synth_line(f'… {n} {what} lines elided (caveman) …', crlf)
+def _marker(n: int, what: str, crlf: bool) -> bytes: return synth_line(elision_marker(n, f'{what} lines'), crlf)   # `1 context line`
 
 _WHAT = {CONTEXT: 'context', ADDED: 'added', REMOVED: 'removed'}
 

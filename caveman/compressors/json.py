@@ -7,7 +7,7 @@ __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP'
            'MARKER_OVERHEAD', 'PRESERVE_KEYS', 'FORCE_WORDS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
            'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
            'has_failure_value', 'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker',
-           'failure_word_starts', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
+           'failure_word_starts', 'is_view_string', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from .base import (
     Compressor, Compressed, NUM_OPEN, NUM_CLOSE, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
-    summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill)
+    summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill, is_caveman_view, elision_marker)
 from ..jsonlex import DuplicateNameError, VERBATIM_OPEN, is_verbatim, resolve_sentinels
 
 MIN_ARRAY, HEAD, TAIL = 8, 3, 2          # arrays longer than MIN_ARRAY are selected; head/tail kept
@@ -151,8 +151,8 @@ _FAILURE_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:' + '|'.join(FORCE_WORDS) + r')
 _ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 
 def string_marker(n: int, summary: str = '') -> str:
-    "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`, or `… n chars elided (caveman): summary …`."
-    return f'… {n} {STRING_MARKER}: {summary} …' if summary else f'… {n} {STRING_MARKER} …'
+    "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`, or `… n chars elided (caveman): summary …` (`1 char` for one)."
+    return elision_marker(n, 'chars', summary)
 
 def failure_word_starts(s: str, start: int = 0) -> list[int]:
     "Sorted positions >= `start` where a failure word (`FORCE_WORDS`, ASCII case-insensitive, whole word) begins in `s`."
@@ -177,9 +177,15 @@ def _signal_lines(s: str, start: int) -> list[tuple[int, int]]:
         pos += len(l) + 1
     return out
 
+_STRING_MARK = re.compile(r'… \d+ chars? elided \(caveman\)(?:: [^\n]*?)? …')
+
+def is_view_string(s: str) -> bool:
+    "True when the string value `s` is (or holds) a caveman view: a whole marker line or JSON marker (`is_caveman_view`), or an in-string `… N chars elided (caveman) …` marker."
+    return 'caveman' in s and (_STRING_MARK.search(s) is not None or is_caveman_view(s.encode('utf-8', 'surrogatepass')))
+
 def shorten_string(s: str) -> str | None:
-    "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word and each signal line (`caveman.signals`), every gap of >= 64 chars as `string_marker(n)` (counting the signal lines too long to keep); None if short, already cut, or saving < 200 chars."
-    if len(s) <= LONG_STRING or STRING_MARKER in s: return None
+    "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word and each signal line (`caveman.signals`), every gap of >= 64 chars as `string_marker(n)` (counting the signal lines too long to keep); None if short, already cut, a caveman view (`is_view_string`), or saving < 200 chars."
+    if len(s) <= LONG_STRING or is_view_string(s): return None
     head = STRING_HEAD
     cut = max(s.rfind(' ', 0, head + 1), s.rfind('\n', 0, head + 1))
     if cut >= head // 2: head = cut
@@ -236,6 +242,13 @@ def _holds_verbatim(v) -> bool:
     if t is list: return any(_holds_verbatim(x) for x in v)
     return is_verbatim(v)
 
+def _holds_view(v) -> bool:
+    "True when `v` is, or contains at any depth, a string that is a caveman view (`is_view_string`)."
+    t = type(v)
+    if t is dict: return any(_holds_view(x) for x in v.values())
+    if t is list: return any(_holds_view(x) for x in v)
+    return t is str and is_view_string(v)
+
 def _long(x) -> bool: return type(x) is str and len(x) > LONG_STRING and x[:1] != NUM_OPEN and x[:1] != VERBATIM_OPEN
 
 class _Walk:
@@ -244,96 +257,119 @@ class _Walk:
     def __init__(self, query: str, stems: Sequence[str] = _STEMS):
         self.query, self.stems, self.markers, self.elided, self.profiles, self.cut = query, stems, [], 0, {}, 0
 
-    def string(self, x: str) -> str:
-        short = shorten_string(x)
-        if short is None: return x
-        self.cut += 1
-        return short
+# %% ../../nbs/11_compressors_json.ipynb #2c42c56f
+from fastcore.basics import patch
 
-    def value(self, v):
-        t = type(v)
-        if t is dict:
-            if is_keyed_table(v): self.table(v)
-            for k in sorted(v):
-                x = v[k]; tx = type(x)
-                if k.lower() in PRESERVE_KEYS: continue
-                if tx is dict or tx is list: v[k] = self.value(x)
-                elif _long(x): v[k] = self.string(x)
-            return v
-        return self.array(v) if t is list else v
+@patch
+def string(self: _Walk, x: str) -> str:
+    "`x` cut by `shorten_string`, or `x` itself when it is not cut; counts the cuts."
+    short = shorten_string(x)
+    if short is None: return x
+    self.cut += 1
+    return short
 
-    def elements(self, arr: list) -> list:
-        for i, e in enumerate(arr):
-            t = type(e)
-            if t is dict or t is list: arr[i] = self.value(e)
-            elif _long(e): arr[i] = self.string(e)
-        return arr
+# %% ../../nbs/11_compressors_json.ipynb #03c237c8
+@patch
+def value(self: _Walk, v):
+    "`v` with its long arrays collapsed, keyed tables selected and long strings cut, in place where it is a container."
+    t = type(v)
+    if t is dict:
+        if is_keyed_table(v): self.table(v)
+        for k in sorted(v):
+            x = v[k]; tx = type(x)
+            if k.lower() in PRESERVE_KEYS: continue
+            if tx is dict or tx is list: v[k] = self.value(x)
+            elif _long(x): v[k] = self.string(x)
+        return v
+    return self.array(v) if t is list else v
 
-    def array(self, arr: list) -> list:
-        for e in arr:
-            if type(e) is dict and MARKER_KEY in e: return arr
-        if len(arr) <= MIN_ARRAY: return self.elements(arr)
-        texts = [dumps_lexical(e) for e in arr]
-        if any(_NESTED_MARKER in t or STRING_MARKER in t for t in texts): return self.elements(arr)
-        sizes = [_nbytes(t) for t in texts]
-        keep = self.select(arr, texts, sizes)
-        if self.verbatim: keep = [k or _holds_verbatim(e) for k, e in zip(keep, arr)]   # repeated names inside: kept whole
-        return self.emit(arr, texts, sizes, keep, self.sig)
+# %% ../../nbs/11_compressors_json.ipynb #142eda1d
+@patch
+def elements(self: _Walk, arr: list) -> list:
+    "`arr` with each element walked (`value`) or, when it is a long string, cut."
+    for i, e in enumerate(arr):
+        t = type(e)
+        if t is dict or t is list: arr[i] = self.value(e)
+        elif _long(e): arr[i] = self.string(e)
+    return arr
 
-    def table(self, obj: dict):
-        "Select the members of a keyed table in place: drop the unselected ones, add the marker members."
-        if any(is_verbatim(v) for v in obj.values()): return          # repeated names inside: no claims about it
-        keys = list(obj)
-        pairs = [{'key': k, 'value': obj[k]} for k in keys]
-        texts = [dumps_lexical(p) for p in pairs]
-        sizes = [_nbytes(dumps_lexical({k: obj[k]})) for k in keys]
-        keep = self.select(pairs, texts, sizes)
-        sig = self.sig
-        gone = [i for i, k in enumerate(keep) if not k]
-        run_bytes = sum(sizes[i] + 1 for i in gone)
-        summary = _with_signals(summarize_elided((json_fields(pairs[i]) for i in gone), run_bytes), [sig[i] for i in gone if sig[i]])
-        if not gone or not worth_eliding(len(gone), summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes): return
-        for i in gone: del obj[keys[i]]
-        obj[MARKER_KEY] = len(gone)
-        if summary: obj[INVARIANTS_KEY] = summary
-        self.markers.append(obj); self.elided += run_bytes
+# %% ../../nbs/11_compressors_json.ipynb #ce681343
+@patch
+def array(self: _Walk, arr: list) -> list:
+    "`arr` collapsed: short arrays and arrays already holding markers or views only walked into; long ones selected and emitted."
+    for e in arr:
+        if type(e) is dict and MARKER_KEY in e: return arr
+    if len(arr) <= MIN_ARRAY: return self.elements(arr)
+    texts = [dumps_lexical(e) for e in arr]
+    if any(_NESTED_MARKER in t or ('caveman' in t and _holds_view(e)) for t, e in zip(texts, arr)): return self.elements(arr)
+    sizes = [_nbytes(t) for t in texts]
+    keep = self.select(arr, texts, sizes)
+    if self.verbatim: keep = [k or _holds_verbatim(e) for k, e in zip(keep, arr)]   # repeated names inside: kept whole
+    return self.emit(arr, texts, sizes, keep, self.sig)
 
-    def select(self, arr: list, texts: list[str], sizes: list[int]) -> list[bool]:
-        n = len(arr)
-        keep = [i < HEAD or i >= n - TAIL for i in range(n)]
-        todo = [i for i in range(n) if not keep[i]]
-        for i, hit in zip(todo, failure_values([texts[i] for i in todo], self.stems)):
-            if hit: keep[i] = True
-        leaves = numeric_leaves(arr)
-        for vals in (*leaves.values(), list(enumerate(map(float, sizes)))):
-            for i in outliers(vals): keep[i] = True
-        everywhere = sorted(p for p, vals in leaves.items() if len(vals) == n)
-        if everywhere:
-            series = [v for _, v in max((leaves[p] for p in everywhere), key=lambda vals: _variance([v for _, v in vals]))]
-        else: series = [float(s) for s in sizes]
-        for i in change_points(series): keep[i] = True
-        if self.query: keep = query_fill(texts, keep, self.query, QUERY_CAP - sum(keep))
-        self.sig = [json_signal(e) for e in arr]                      # caveman.signals: kept, copies beyond 3 counted
-        for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
-            if f: keep[i] = True
-        return keep_non_redundant(texts, keep, self.profiles, keep_past_cap=False)   # past the cap: markers (issue 12 item 7)
+# %% ../../nbs/11_compressors_json.ipynb #87e4a152
+@patch
+def table(self: _Walk, obj: dict):
+    "Select the members of a keyed table in place: drop the unselected ones, add the marker members."
+    if any(is_verbatim(v) for v in obj.values()): return          # repeated names inside: no claims about it
+    keys = list(obj)
+    pairs = [{'key': k, 'value': obj[k]} for k in keys]
+    texts = [dumps_lexical(p) for p in pairs]
+    sizes = [_nbytes(dumps_lexical({k: obj[k]})) for k in keys]
+    keep = self.select(pairs, texts, sizes)
+    sig = self.sig
+    gone = [i for i, k in enumerate(keep) if not k]
+    run_bytes = sum(sizes[i] + 1 for i in gone)
+    summary = _with_signals(summarize_elided((json_fields(pairs[i]) for i in gone), run_bytes), [sig[i] for i in gone if sig[i]])
+    if not gone or not worth_eliding(len(gone), summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes): return
+    for i in gone: del obj[keys[i]]
+    obj[MARKER_KEY] = len(gone)
+    if summary: obj[INVARIANTS_KEY] = summary
+    self.markers.append(obj); self.elided += run_bytes
 
-    def emit(self, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list) -> list:
-        out, i = [], 0
-        for a, b in dropped_runs(keep):
-            out.extend(self.elements(arr[i:a])); i = b
-            run_bytes = sum(sizes[k] + 1 for k in range(a, b))
-            summary = _with_signals(summarize_elided((json_fields(arr[k]) for k in range(a, b)), run_bytes), [sig[k] for k in range(a, b) if sig[k]])
-            if worth_eliding(b - a, summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes):
-                marker = {MARKER_KEY: b - a, INVARIANTS_KEY: summary} if summary else {MARKER_KEY: b - a}
-                self.markers.append(marker); self.elided += run_bytes; out.append(marker)
-            else: out.extend(self.elements(arr[a:b]))
-        out.extend(self.elements(arr[i:]))
-        return out
-
+# %% ../../nbs/11_compressors_json.ipynb #f4ee2ecd
 def _variance(xs: list[float]) -> float:
     m = sum(xs) / len(xs)
     return sum((v - m) * (v - m) for v in xs) / (len(xs) - 1)
+
+# %% ../../nbs/11_compressors_json.ipynb #1dba1bc6
+@patch
+def select(self: _Walk, arr: list, texts: list[str], sizes: list[int]) -> list[bool]:
+    "Keep flags for the elements `arr` (their canonical `texts` and byte `sizes`); sets `self.sig`, each element's signal text or None."
+    n = len(arr)
+    keep = [i < HEAD or i >= n - TAIL for i in range(n)]
+    todo = [i for i in range(n) if not keep[i]]
+    for i, hit in zip(todo, failure_values([texts[i] for i in todo], self.stems)):
+        if hit: keep[i] = True
+    leaves = numeric_leaves(arr)
+    for vals in (*leaves.values(), list(enumerate(map(float, sizes)))):
+        for i in outliers(vals): keep[i] = True
+    everywhere = sorted(p for p, vals in leaves.items() if len(vals) == n)
+    if everywhere:
+        series = [v for _, v in max((leaves[p] for p in everywhere), key=lambda vals: _variance([v for _, v in vals]))]
+    else: series = [float(s) for s in sizes]
+    for i in change_points(series): keep[i] = True
+    if self.query: keep = query_fill(texts, keep, self.query, QUERY_CAP - sum(keep))
+    self.sig = [json_signal(e) for e in arr]                      # caveman.signals: kept, copies beyond 3 counted
+    for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
+        if f: keep[i] = True
+    return keep_non_redundant(texts, keep, self.profiles, keep_past_cap=False)   # past the cap: markers (issue 12 item 7)
+
+# %% ../../nbs/11_compressors_json.ipynb #7b4f6c4c
+@patch
+def emit(self: _Walk, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list) -> list:
+    "The output array: kept elements walked into, each dropped run worth a marker replaced by its marker object."
+    out, i = [], 0
+    for a, b in dropped_runs(keep):
+        out.extend(self.elements(arr[i:a])); i = b
+        run_bytes = sum(sizes[k] + 1 for k in range(a, b))
+        summary = _with_signals(summarize_elided((json_fields(arr[k]) for k in range(a, b)), run_bytes), [sig[k] for k in range(a, b) if sig[k]])
+        if worth_eliding(b - a, summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes):
+            marker = {MARKER_KEY: b - a, INVARIANTS_KEY: summary} if summary else {MARKER_KEY: b - a}
+            self.markers.append(marker); self.elided += run_bytes; out.append(marker)
+        else: out.extend(self.elements(arr[a:b]))
+    out.extend(self.elements(arr[i:]))
+    return out
 
 # %% ../../nbs/11_compressors_json.ipynb #b28a96d3
 import json

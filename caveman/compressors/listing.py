@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'NUMERIC_SHARE', 'MIN_RECORDS', 'TABLE_COMPRESSOR', 'RUN_HEAD',
-           'RUN_TAIL', 'LISTING_COMPRESSOR', 'COMPRESSORS', 'record_keep', 'record_fields', 'compress_fixed',
-           'path_fields', 'compress_listing']
+           'RUN_TAIL', 'LISTING_COMPRESSOR', 'COMPRESSORS', 'record_keep', 'named_columns', 'record_fields',
+           'compress_fixed', 'path_fields', 'compress_listing']
 
 # %% ../../nbs/23_compressors_listing.ipynb #5875cfda
 import posixpath
@@ -39,17 +39,27 @@ def record_keep(cells: Sequence[Sequence[str]], texts: Sequence[str], query: str
     return guard_or(list(texts), keep, lambda k: k)
 
 # %% ../../nbs/23_compressors_listing.ipynb #0da7efea
+def named_columns(table: FixedTable) -> list[tuple[str, int, int | None]]:
+    "The columns a reader sees, as `(name, start, end)` character spans: under a header, a column with no header text over it (`c12`, the words after `COMMAND`'s first one) belongs to the named column on its left."
+    cols = []
+    for k, ((a, b), n) in enumerate(zip(table.spans, table.names)):
+        if table.header is not None and cols and n.split('@')[0] == f'c{k + 1}': cols[-1] = (cols[-1][0], cols[-1][1], b)
+        else: cols.append((n, a, b))
+    return cols
+
 def record_fields(table: FixedTable, line: str) -> list[tuple[str, str]]:
-    "The summary fields of an aligned record `line` (str) of `table`: `row_fields` of its cells by column position, without columns whose name has white space."
-    return [(n, v) for n, v in row_fields(table.names, table.cells(line)) if not any(ch.isspace() for ch in n)]
+    "The summary fields of an aligned record `line` (str) of `table`: `row_fields` of its cells by column position (`named_columns`), without columns whose name has white space."
+    cols = named_columns(table)
+    cells = [line[a:b].strip(' \t\r') for _, a, b in cols]
+    return [(n, v) for n, v in row_fields([n for n, _, _ in cols], cells) if not any(ch.isspace() for ch in n)]
 
 # %% ../../nbs/23_compressors_listing.ipynb #39770850
-_OWN_MARKER = 'elided (caveman)'
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 MIN_RECORDS = HEAD + TAIL + 2
 
 def compress_fixed(body: bytes, query: str = '') -> bytes | None:
     "Fixed-width table bytes (UTF-8) -> the same tables with runs of records elided behind `… N rows elided (caveman): FACTS …` lines; header, layout and every non-record line kept; None when declined."
-    if _OWN_MARKER.encode() in body: return None
+    if is_caveman_view(body): return None
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
     lines = text.split('\n')
@@ -90,7 +100,7 @@ def path_fields(line: str) -> list[tuple[str, str]]:
 
 def compress_listing(body: bytes, query: str = '') -> bytes | None:
     "Path-list bytes (UTF-8, one path a line) -> directories kept, runs of entries of one directory cut to their first 3 and last 1 with a counted marker between; None when declined."
-    if _OWN_MARKER.encode() in body: return None
+    if is_caveman_view(body): return None
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
     lines = text.split('\n')

@@ -19,7 +19,7 @@ _STEMS = ('error', 'fatal', 'panic', 'exception', 'traceback', 'fail', 'warn')
 _WORD_AT = re.compile(r'(?:error|fatal|panic|exception|traceback|failed|failure|fail|warning|warn)\b', re.A)
 _FRAME = re.compile(r'[ \t\n\r\f\v]+(?:at |File ")|[ \t\n\r\f\v]*--->')
 _GO_LINE = re.compile(r'\.go:[0-9]')
-_OWN_MARKER = 'lines elided (caveman)'
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 _BLOCK_LINES = 1 << 11          # lines lowered and joined at a time (issue 12 item 6: the copies stay small)
 
@@ -96,7 +96,7 @@ def compress_log(body: bytes, query: str = '') -> bytes | None:
     "Elide the repetitive runs of a log (UTF-8, >= 4 lines) behind invariant markers, keeping head, tail, errors, stack frames, signal lines (`caveman.signals`) and both ends of every template run; None when declined (reference §3.5 plus template runs)."
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
-    if _OWN_MARKER in text or CONTRACT_PREFIX in text: return None
+    if is_caveman_view(body): return None
     lines = text.split('\n')
     del text                                                        # one copy of the log at a time
     trailing = lines[-1] == ''

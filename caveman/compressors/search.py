@@ -80,7 +80,7 @@ from .base import Compressor, crlf_majority, elide_runs, keep_non_redundant, que
 MIN_LINES, HEAD, TAIL, QUERY_LIMIT = 18, 8, 4, 24
 FLAG_WORDS = ('ERROR', 'FAIL', 'FAILED', 'PANIC', 'ACTION', 'FOLLOWUP', 'SECURITY', 'SECRET', 'TOKEN', 'PASSWORD', 'KEY')
 _FLAGGED = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
-_OWN_MARKER = 'search result lines elided (caveman)'
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 def flagged(line: str) -> bool:
     "True when a search hit holds one of the flag words (ERROR, FAILED, SECRET, KEY, … any case; reference §3.10)."
@@ -92,7 +92,7 @@ def compress_search(body: bytes, query: str = '') -> bytes | None:
     "Group the hits of each file under one path line and elide runs of similar search-result lines (UTF-8, >= 18 result lines) behind `… N search result lines elided (caveman) …`, keeping the first 8, the last 4, flagged, signal (`caveman.signals`) and queried hits; None when declined or unchanged (reference §3.10)."
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
-    if _OWN_MARKER in text: return None
+    if is_caveman_view(body): return None
     lines = text.split('\n')
     trailing = lines[-1] == ''
     if trailing: lines.pop()

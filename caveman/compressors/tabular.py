@@ -62,7 +62,7 @@ from ..detect import parse_table
 
 MIN_ROWS, HEAD, TAIL, QUERY_LIMIT = 12, 3, 2, 24
 SIGNAL_BLOCK = 1 << 13          # rows whose signals are found together: the finder holds a few copies of the text it reads
-_OWN_MARKER = 'rows elided (caveman)'
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 class _Row(str):
     "A data row as its comma-joined text, carrying its cells."
@@ -83,7 +83,7 @@ from ..signals import table_signal_flags, forced_signals
 
 def compress_table(body: bytes, query: str = '') -> bytes | None:
     "Elide the repetitive rows of a CSV/TSV/markdown table behind marker rows, keeping header, head, tail, flagged rows, signal rows (`caveman.signals`) and numeric extremes; None when declined (reference §3.7)."
-    if _OWN_MARKER.encode() in body: return None
+    if is_caveman_view(body): return None
     t = parse_table(body)
     if t is None or len(t.rows) < MIN_ROWS or len(t.rows) <= t.header_rows + HEAD + TAIL + 1: return None
     records, header, width = t.records, t.rows[0], len(t.rows[0])

@@ -64,14 +64,14 @@ from .base import Compressor, crlf_majority, elide_runs, keep_non_redundant
 from ..signals import OUTPUT, signal_flags, forced_signals
 
 HEAD, TAIL, MIN_LINES = 3, 3, 4
-_OWN_MARKER = 'lines elided (caveman)'
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 def compress_terminal(body: bytes, query: str = '') -> bytes | None:
     "Render terminal output (strip escapes, collapse redraws) and elide runs of lines, keeping the first 3, the last 3, every failure line, signal line (`caveman.signals`) and command line, and one line of each kind (or, in a session without redundancy, the ends of each command's output); None when declined or unchanged (reference §3.11)."
     if not body: return None
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
-    if _OWN_MARKER in text: return None
+    if is_caveman_view(body): return None
     lines = [render_line(l) for l in text.split('\n')]
     trailing = lines[-1] == ''
     if trailing: lines.pop()

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'MAX_HEADING_BYTES', 'MAX_HEADING_WORDS', 'BOILERPLATE_BYTES', 'MIN_BYTES', 'MIN_SECTIONS', 'HEAD',
            'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'sections', 'is_heading', 'flagged', 'heading_keep', 'is_code',
-           'keep_document', 'heading_spans', 'compress_text']
+           'keep_document', 'heading_spans', 'keep_table_headers', 'compress_text']
 
 # %% ../../nbs/14_compressors_text.ipynb #3bc0ac96
 import re
@@ -93,12 +93,31 @@ def keep_document(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     return guard_or(secs, keep, outline)
 
 # %% ../../nbs/14_compressors_text.ipynb #74e26c0f
-_HEADING_LINE = re.compile(r'[ \t]*(?:[A-Z][A-Z0-9]*(?:[ -][A-Z0-9]+)*|[A-Za-z][^\n:]{0,60}:)[ \t]*')
+_MINOR_WORDS = 'a|an|and|as|at|by|for|from|in|into|of|on|or|the|to|via|with|without'
+_HEADING_LINE = re.compile(r"(?:[ \t]*(?:[A-Z][A-Z0-9'’/()-]*(?: -?[A-Z0-9][A-Z0-9'’/()-]*)*"     # SYNOPSIS, EXIT STATUS, WITH -P
+                           r"|[A-Z][\w'’/-]*(?: (?:[A-Z0-9][\w'’/-]*|(?:" + _MINOR_WORDS + r')(?= )))*'   # Title Case: Commands for Moving
+                           r'|[A-Za-z][^\n:]{0,60}:)'                                           # Options:
+                           r'| {0,3}[A-Z][^\n]*)[ \t]*')                                       # a capitalised line at most 3 deep: `   Option styles`
+_UNDERLINE = re.compile(r'[ \t]*(?:={3,}|-{3,}|~{3,}|\^{3,}|\*{3,}|\+{3,})[ \t]*')
+
+def _underlined(text: str, a: int, b: int) -> int | None:
+    "End of the underline when the section `text[a:b]` opens with a heading line and its underline (`Usage` over `=====`) and goes on after it; else None."
+    nl = text.find('\n', a, b)
+    if nl < 0: return None
+    nl2 = text.find('\n', nl + 1, b)
+    if nl2 < 0: return None
+    first, under = text[a:nl].rstrip('\r'), text[nl + 1:nl2].rstrip('\r')
+    if not _UNDERLINE.fullmatch(under) or not is_heading(first) or _FENCE_OPEN.match(first) or not first.strip(): return None
+    if first.lstrip()[:1] in '-*+|' or not text[nl2 + 1:b].strip(): return None
+    return nl + 1 + len(under.rstrip())
 
 def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    "`spans` (character spans of `sections`) with each section that opens with a heading line over deeper-indented lines split into the heading and the rest."
+    "`spans` (character spans of `sections`) with each section that opens with a heading line over deeper-indented lines, or with an underlined heading, split into the heading and the rest."
     out = []
     for a, b in spans:
+        if (u := _underlined(text, a, b)) is not None:
+            rest = text.find('\n', u, b) + 1
+            out += [(a, u), (rest, b)]; continue
         nl = text.find('\n', a, b)
         first = text[a:nl].rstrip('\r') if nl >= 0 else ''
         if nl >= 0 and _HEADING_LINE.fullmatch(first) and is_heading(first) and not _FENCE_OPEN.match(first):
@@ -109,11 +128,24 @@ def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int
         out.append((a, b))
     return out
 
+# %% ../../nbs/14_compressors_text.ipynb #7deecfac
+_TABLE_SEP = re.compile(r'[ \t]*\|?[ \t]*:?-{1,}:?[ \t]*(?:\|[ \t]*:?-{1,}:?[ \t]*)+\|?[ \t]*|[ \t]*\|[ \t]*:?-{1,}:?[ \t]*\|[ \t]*')
+
+def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
+    "Keep flags with the header and separator row of every Markdown table (one row per section) that has a kept row."
+    keep, n = list(keep), len(secs)
+    for i in range(1, n):
+        if '\n' in secs[i] or not _TABLE_SEP.fullmatch(secs[i]) or '|' not in secs[i - 1] or '\n' in secs[i - 1]: continue
+        j = i + 1
+        while j < n and '|' in secs[j] and '\n' not in secs[j]: j += 1
+        if any(keep[i + 1:j]): keep[i - 1] = keep[i] = True
+    return keep
+
 # %% ../../nbs/14_compressors_text.ipynb #f5086728
-from .base import Compressor, elision_marker, dropped_runs, query_fill
+from .base import Compressor, elision_marker, dropped_runs, query_fill, is_caveman_view
 
 MIN_BYTES, MIN_SECTIONS, HEAD, TAIL, QUERY_LIMIT = 1600, 7, 2, 2, 12
-_OWN_MARKER = 'sections elided (caveman)'
+_HTML_BLOCK = elision_marker(1, 'sections')          # what a script/style/svg block becomes; always kept
 _HTML_DOC = re.compile(r'\s*<(?:!doctype html|html)', re.I)
 _HTML_OPEN = re.compile(r'<(script|style|svg)\b[^<>]*>', re.I)
 
@@ -127,7 +159,7 @@ def _strip_html_blocks(text: str) -> tuple[str, int]:
         close = low.find('</' + tag, m.end())
         gt = low.find('>', close) if close >= 0 else -1
         if gt < 0: unclosed.add(tag); continue
-        out += [text[pos:m.start()], elision_marker(1, 'sections')]
+        out += [text[pos:m.start()], _HTML_BLOCK]
         pos, removed = gt + 1, removed + 1
     out.append(text[pos:])
     text, kept, pos = ''.join(out), [], 0
@@ -142,7 +174,7 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     "Replace each run of redundant sections of a text (UTF-8, >= 1600 bytes, > 6 sections) with `… N sections elided (caveman) …`, keeping head, tail, headings, flagged sections, sections with a signal line (`caveman.signals`, prose profile) and fenced code whole (in a document without redundancy: its outline, leads and code); None when declined (reference §3.6)."
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
-    if len(text.strip().encode('utf-8')) < MIN_BYTES or _OWN_MARKER in text: return None
+    if len(text.strip().encode('utf-8')) < MIN_BYTES or is_caveman_view(body): return None
     text, removed = _strip_html_blocks(text)
     spans = heading_spans(text, sections(text))
     n = len(spans)
@@ -150,10 +182,10 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     secs = [text[a:b] for a, b in spans]
     sig = [[l for l, f in zip(ls, signal_flags(ls, PROSE)) if f] for ls in (s.split('\n') for s in secs)]
     forced = forced_signals([l[0] if l else '' for l in sig], sig)
-    keep = [k or _OWN_MARKER in s or f for k, s, f in zip(heading_keep(secs), secs, forced)]
+    keep = [k or _HTML_BLOCK in s or f for k, s, f in zip(heading_keep(secs), secs, forced)]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
-    keep = keep_document(secs, keep)
+    keep = keep_table_headers(secs, keep_document(secs, keep))
     runs = dropped_runs(keep)
     if not runs and not removed: return None
     out, pos = [], 0

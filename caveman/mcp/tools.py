@@ -43,7 +43,7 @@ TOOL_DEFINITIONS = [
                     'the exact original is stored locally under the returned recovery_handle. Input that cannot be made '
                     'smaller comes back unchanged with ratio 0 and recovery_handle null. Token counts are local estimates.',
      'inputSchema': _schema({'input': 'The payload text.',
-                             'content_type': 'Optional forced type (json, log, tabular, text, diff, config, search-result, '
+                             'content_type': 'Optional forced type (json, log, tabular, table, listing, text, diff, config, search-result, '
                                              'terminal, html, code, toon, repetition); detected when omitted.',
                              'type': 'Alias of content_type.'}, ['input'])},
     {'name': 'caveman_retrieve',
@@ -173,6 +173,11 @@ def _args(arguments, tool: str) -> dict:
     if not isinstance(arguments, dict): raise ToolError('cave_invalid_arguments', f'{tool}: invalid arguments')
     return arguments
 
+def _missing(args: dict, name: str, tool: str) -> ToolError:
+    "The error for a missing required argument `name`, naming the arguments that did come (a payload under the wrong name is the usual slip)."
+    got = sorted(k for k in args if k != name)
+    return ToolError('cave_invalid_arguments', f'{tool}: missing {name}' + (f' (got {", ".join(map(repr, got))})' if got else ''))
+
 class Tools:
     "The five caveman tools for one MCP session (reference §7.4–7.8); `engine` is an `Engine` or a function returning one, called once on first use."
     def __init__(self, engine: 'Engine | Callable[[], Engine]', ledger: RetrieveLedger | None = None,
@@ -209,8 +214,7 @@ def compress_tool(self: Tools, arguments) -> dict:
     "`caveman_compress`: `{input, content_type?, type?}` -> payload `{compressed, ratio, tokens_before, tokens_after, basis, content_type, recovery_handle, method?, lossless_to_model?}`."
     from caveman.engine import RecoveryStoreError, as_bytes, as_text
     args = _args(arguments, 'compress')
-    if 'input' not in args and (other := sorted(set(args) - COMPRESS_ARGS)):
-        raise ToolError('cave_invalid_arguments', f'compress: missing input (the payload goes in "input"; got {", ".join(map(repr, other))})')
+    if 'input' not in args and set(args) - COMPRESS_ARGS: raise _missing(args, 'input', 'compress')
     text = _str_arg(args, 'input', 'compress')
     ctype = _str_arg(args, 'content_type', 'compress') or _str_arg(args, 'type', 'compress')
     known = sorted(getattr(self.engine, 'registry', None) or ())
@@ -239,8 +243,10 @@ class NotUtf8(str):
     handle: str = ''
 
 def model_text(data: bytes, handle: str, exact: bool = True) -> str:
-    "`data` (bytes) as text for a tool result: the decoded text when it is valid UTF-8, else a `NotUtf8` (note + U+FFFD text, carrying `data` when `exact`, i.e. the full original)."
+    "`data` (bytes) as text for a tool result: the decoded text when it is valid UTF-8 (or the UTF-8 of a string with lone surrogates, which arrived as JSON escapes and leaves as them), else a `NotUtf8` (note + U+FFFD text, carrying `data` when `exact`, i.e. the full original)."
     try: return data.decode('utf-8')
+    except UnicodeDecodeError: pass
+    try: return data.decode('utf-8', 'surrogatepass')   # a string that was sent with lone surrogates: JSON escapes them back exactly
     except UnicodeDecodeError: pass
     where = (f'the exact bytes are in the embedded resource below and at {ORIGINAL_URI}{handle} (resources/read)' if exact
              else f'the exact original is at {ORIGINAL_URI}{handle} (resources/read, or caveman_retrieve without a query)')
@@ -274,7 +280,7 @@ def retrieve_tool(self: Tools, arguments) -> str:
     args = _args(arguments, 'retrieve')
     from caveman.ccr import normalize_handle                  # every accepted spelling (`ccr_…`, `<<ccr:…>>`, `ccr://…`, …)
     handle = normalize_handle(_str_arg(args, 'recovery_handle', 'retrieve'))
-    if not handle: raise ToolError('cave_invalid_arguments', 'retrieve: missing recovery_handle')
+    if not handle: raise _missing(args, 'recovery_handle', 'retrieve')
     query = _str_arg(args, 'query', 'retrieve')
     if not _is_unicode(handle): raise ToolError('cave_invalid_arguments', 'retrieve: recovery_handle is not valid Unicode (it holds a lone surrogate)')
     led = self.ledger
@@ -312,8 +318,9 @@ Tools.stats = stats_tool
 def toon_encode_tool(self: Tools, arguments) -> dict:
     "`caveman_toon_encode`: `{input}` -> `{output, encoded, input_bytes, output_bytes, note?}` (bytes are UTF-8 byte counts)."
     from caveman import toon
-    text = _str_arg(_args(arguments, 'toon_encode'), 'input', 'toon_encode')
-    if not text: raise ToolError('cave_invalid_arguments', 'toon_encode: missing input')
+    args = _args(arguments, 'toon_encode')
+    text = _str_arg(args, 'input', 'toon_encode')
+    if not text: raise _missing(args, 'input', 'toon_encode')
     n = _utf8_len(text)
     try: out = toon.encode(text)
     except toon.ToonError as e:
@@ -323,8 +330,9 @@ def toon_encode_tool(self: Tools, arguments) -> dict:
 def toon_decode_tool(self: Tools, arguments) -> str:
     "`caveman_toon_decode`: `{input}` -> compact JSON text; invalid TOON -> `ToolError('cave_invalid_toon')` without echoing the input."
     from caveman import toon
-    text = _str_arg(_args(arguments, 'toon_decode'), 'input', 'toon_decode')
-    if not text: raise ToolError('cave_invalid_arguments', 'toon_decode: missing input')
+    args = _args(arguments, 'toon_decode')
+    text = _str_arg(args, 'input', 'toon_decode')
+    if not text: raise _missing(args, 'input', 'toon_decode')
     try: return toon.decode(text)
     except toon.ToonError as e: raise ToolError('cave_invalid_toon', f'not valid TOON, no JSON was emitted: {e}')
 
