@@ -1225,6 +1225,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.shrink.ToolLint.ratio': ('shrink.html#toollint.ratio', 'caveman/shrink.py'),
                                 'caveman.shrink._fatal': ('shrink.html#_fatal', 'caveman/shrink.py'),
                                 'caveman.shrink._line': ('shrink.html#_line', 'caveman/shrink.py'),
+                                'caveman.shrink._no_tools_note': ('shrink.html#_no_tools_note', 'caveman/shrink.py'),
                                 'caveman.shrink._parser': ('shrink.html#_parser', 'caveman/shrink.py'),
                                 'caveman.shrink._read': ('shrink.html#_read', 'caveman/shrink.py'),
                                 'caveman.shrink._run_lint': ('shrink.html#_run_lint', 'caveman/shrink.py'),

@@ -173,6 +173,13 @@ def not_json_reason(data: bytes) -> str | None:
     except ValueError as e: return f'not valid JSON: {e}'
     return 'not valid JSON'
 
+def _no_tools_note(data: bytes) -> str:
+    "`passed through: no named tools found` (or `unsupported catalog shape`) when JSON `data` holds no tool to shrink, else ''."
+    try: extract_tools(data)
+    except ValueError as e: return f'passed through: {e}'
+    except RecursionError: return ''
+    return ''
+
 def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
@@ -185,7 +192,7 @@ def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
         return 0
     try:
         out, res = shrink(data, store)
-        note = report_line(res)
+        note = report_line(res, _no_tools_note(data) if res.ratio == 0 else '')
     except RecoveryStoreError as e: out, note = data, report_line(e.result, f'passed through: {e}')
     except Exception as e: out, note = data, {'ratio': 0, 'basis': 'inferred', 'note': f'passed through: {e}'}
     stdout.write(out); stdout.flush()

@@ -83,6 +83,16 @@ def test_input_that_is_not_json_is_an_error(env, bad, tmp_path):
     assert one_json_line(cli('lint', str(f), env=env).stderr)['error'] == 'cave_invalid_catalog'   # the same verdict as lint
 
 
+@pytest.mark.parametrize('doc,why', [(b'{}', 'no named tools found'), (b'{"tools": []}', 'no named tools found'),
+                                     (b'"tools"', 'unsupported catalog shape'), (b'[{"description": "no name"}]', 'no named tools found')])
+def test_json_without_tools_passes_through_with_a_note(env, doc, why):
+    "Valid JSON with no named tool: nothing to shrink, echoed (exit 0), and the report's note says why in lint's words."
+    p = cli(input=doc, env=env)
+    assert (p.returncode, p.stdout) == (0, doc)
+    report = one_json_line(p.stderr)
+    assert report['note'] == f'passed through: {why}' and report['ratio'] == 0 and 'recovery_handle' not in report
+
+
 def test_not_smaller_passes_through(env):
     "A pretty catalog with nothing to drop is not 'shrunk' by minifying it."
     x = json.dumps({'tools': [{'name': 'ping', 'description': 'Replies pong.', 'inputSchema': {'type': 'object'}}]}, indent=4).encode()
