@@ -369,12 +369,17 @@ def block_middles(lines: Sequence[str], blocks: Sequence[tuple[int, int]], keep:
     return out
 
 # %% ../../nbs/16_compressors_config.ipynb #35ea94c3
+import bisect
+
 def aligned_runs(runs: Sequence[tuple[int, int]], entries: Sequence) -> list[tuple[int, int]]:
-    "Dropped line runs `[a, b)` cut at every boundary of an entry (`Entry`: lines `[start, end)`) that a run covers only in part."
+    "Dropped line runs `[a, b)` (disjoint) cut at every boundary of an entry (`Entry`: lines `[start, end)`) that a run covers only in part; each run looks only at the entries that end or start inside it, found by binary search, so the whole is O((runs + entries) log entries)."
+    by_end, by_start = sorted(entries, key=lambda e: e.end), sorted(entries, key=lambda e: e.start)
+    ends, starts = [e.end for e in by_end], [e.start for e in by_start]
     out = []
     for a, b in runs:
-        cuts = sorted({e.end for e in entries if e.start < a < e.end < b} | {e.start for e in entries if a < e.start < b < e.end})
-        for c in cuts: out.append((a, c)); a = c
+        cuts = {e.end for e in by_end[bisect.bisect_right(ends, a):bisect.bisect_left(ends, b)] if e.start < a}
+        cuts |= {e.start for e in by_start[bisect.bisect_right(starts, a):bisect.bisect_left(starts, b)] if e.end > b}
+        for c in sorted(cuts): out.append((a, c)); a = c
         out.append((a, b))
     return out
 
