@@ -1082,6 +1082,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                   'caveman.retrieve.retrieve_view': ('retrieve.html#retrieve_view', 'caveman/retrieve.py'),
                                   'caveman.retrieve.text_units': ('retrieve.html#text_units', 'caveman/retrieve.py'),
                                   'caveman.retrieve.units': ('retrieve.html#units', 'caveman/retrieve.py')},
+            'caveman.settings': { 'caveman.settings.SettingError': ('settings.html#settingerror', 'caveman/settings.py'),
+                                  'caveman.settings.env_int': ('settings.html#env_int', 'caveman/settings.py')},
             'caveman.shrink': { 'caveman.shrink.InputTooLarge': ('shrink.html#inputtoolarge', 'caveman/shrink.py'),
                                 'caveman.shrink.Report': ('shrink.html#report', 'caveman/shrink.py'),
                                 'caveman.shrink.Report.ratio': ('shrink.html#report.ratio', 'caveman/shrink.py'),

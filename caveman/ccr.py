@@ -86,16 +86,14 @@ def default_path(create: bool = True) -> str:
     return os.path.join(home, 'ccr.db')
 
 # %% ../nbs/02_ccr.ipynb #8f1aa438
+from .settings import env_int
+
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024   # 536,870,912 bytes
 MIN_STORAGE_PAGES = 16
 
 def budget_from_env() -> int:
     "Retained-payload budget in bytes: `$CAVEMAN_CCR_MAX_BYTES` (trimmed; a positive integer, else `StoreError`), default 512 MiB (reference §4.4)."
-    raw = os.environ.get('CAVEMAN_CCR_MAX_BYTES', '').strip()
-    if not raw: return DEFAULT_MAX_BYTES
-    if not re.fullmatch(r'\+?[0-9]+', raw) or not 0 < int(raw) < 2**63:
-        raise StoreError(f'CAVEMAN_CCR_MAX_BYTES must be a positive integer, got {raw!r}')
-    return int(raw)
+    return env_int('CAVEMAN_CCR_MAX_BYTES', DEFAULT_MAX_BYTES, error=StoreError)
 
 # %% ../nbs/02_ccr.ipynb #21a85515
 SIDECARS = ('-wal', '-shm', '-journal')

@@ -209,7 +209,7 @@ Engine.compress = compress
 # %% ../nbs/30_engine.ipynb #42827477
 def retrieve(self: Engine, handle: str) -> bytes:
     "The exact original bytes for `handle` (blob rows, then typed objects); raises `ccr.NotFound` when unknown or when there is no store."
-    if self.store is None: raise ccr.NotFound(f'recovery handle not found: {handle}')
+    if self.store is None: raise ccr.NotFound(handle)
     return self.store.get(handle)
 
 def stats(self: Engine) -> dict:

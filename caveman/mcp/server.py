@@ -11,10 +11,10 @@ __all__ = ['log', 'WARM_UP_DELAY', 'WORKERS_ENV', 'DEFAULT_WORKERS', 'CONTROL_MA
 import json, logging, os, sys
 
 from .. import __version__
-from .tools import (Tools, RetrieveLedger, ToolsPool, McpMethods, Session, DEFAULT_RESULT_CAP,
-                               max_result_bytes)
+from .tools import Tools, RetrieveLedger, ToolsPool, McpMethods, Session, max_result_bytes
 from .jsonrpc import RpcError, NO_REPLY, INVALID_PARAMS, method_not_found
-from .transport import guard_stdout, setup_logging, max_inbound_bytes, DEFAULT_MAX_INBOUND
+from .transport import guard_stdout, setup_logging, max_inbound_bytes
+from ..settings import SettingError
 
 log = logging.getLogger('caveman')
 
@@ -122,6 +122,7 @@ Responder.answer, Responder.cancel_all = _answer, _cancel_all
 
 # %% ../../nbs/53_mcp_server.ipynb #87c6e480
 from concurrent.futures import ThreadPoolExecutor
+from ..settings import env_int
 from .transport import LineTooLong, LineWriter, read_lines
 from .jsonrpc import INVALID_REQUEST, _error, oversize_request_id
 
@@ -130,11 +131,8 @@ DEFAULT_WORKERS = 4
 CONTROL_MAX_BYTES = 64 * 1024
 
 def max_workers() -> int:
-    "Worker threads for tool calls from `$CAVEMAN_MCP_WORKERS` (1..64), default 4; raises `ValueError` for anything else."
-    raw = os.environ.get(WORKERS_ENV, '').strip()
-    if not raw: return DEFAULT_WORKERS
-    if not raw.isdigit() or not 1 <= int(raw) <= 64: raise ValueError(f'{WORKERS_ENV} must be a number of threads from 1 to 64, got {raw!r}')
-    return int(raw)
+    "Worker threads for tool calls from `$CAVEMAN_MCP_WORKERS` (1..64), default 4; raises `SettingError` (a `ValueError`) for anything else."
+    return env_int(WORKERS_ENV, DEFAULT_WORKERS, hi=64, what='a number of threads from 1 to 64')
 
 def _is_control(line: bytes) -> bool:
     "A line answered on the reader thread: at most 64 KiB and not a `tools/call`."
@@ -262,7 +260,7 @@ def _serve_http(bind: str, cap: int, result_cap: int) -> int:
     finally: shared.stop_warm_up(30)
 
 def main(argv: list[str] | None = None) -> int:
-    "Entry point of `caveman-mcp`: serve MCP on stdio (no arguments; exit 0 at EOF or SIGTERM, 130 on SIGINT, 1 if the client closed stdout) or Streamable HTTP (`--http HOST:PORT`), print the version record (`version --json`), or exit 2 with usage."
+    "Entry point of `caveman-mcp`: serve MCP on stdio (no arguments; exit 0 at EOF or SIGTERM, 130 on SIGINT, 1 if the client closed stdout) or Streamable HTTP (`--http HOST:PORT`), print the version record (`version --json`), or exit 2 with usage or with the name of a bad `CAVEMAN_MCP_*` setting."
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv in (['--help'], ['-h'], ['help']):
         sys.stdout.write(USAGE + '\n'); sys.stdout.flush(); return 0
@@ -285,18 +283,12 @@ def main(argv: list[str] | None = None) -> int:
         argv = []
     if argv and bind is None:
         sys.stderr.write(USAGE.split('\n')[0] + '\n'); return 2
+    try: cap, result_cap, workers = max_inbound_bytes(), max_result_bytes(), max_workers()
+    except SettingError as e:                   # a typo must not start a server with a value nobody chose
+        sys.stderr.write(f'caveman-mcp: {e}\n'); return 2
     if bind is None: out = guard_stdout()
     setup_logging()
-    try: cap = max_inbound_bytes()
-    except ValueError as e:
-        log.warning('%s; using the default inbound cap', e); cap = DEFAULT_MAX_INBOUND
-    try: result_cap = max_result_bytes()
-    except ValueError as e:
-        log.warning('%s; using the default result cap', e); result_cap = DEFAULT_RESULT_CAP
     if bind is not None: return _serve_http(bind, cap, result_cap)
-    try: workers = max_workers()
-    except ValueError as e:
-        log.warning('%s; using %d', e, DEFAULT_WORKERS); workers = DEFAULT_WORKERS
     if (bad := _bad_budget()): log.error('%s: the recovery store opens read-only and compress passes through until it is fixed', bad)
     tools = Tools(build_engine, RetrieveLedger(), result_cap)
     writer, dispatch, gateway = LineWriter(out), make_dispatch(tools, stateless=not specs), None

@@ -150,16 +150,14 @@ class SessionTotals:
         return round(r, 4) if math.isfinite(r) else 0.0
 
 # %% ../../nbs/52_mcp_tools.ipynb #494fd3ab
+from ..settings import env_int
+
 DEFAULT_RESULT_CAP = 16 * 1024 * 1024
 RESULT_CAP_ENV = 'CAVEMAN_MCP_MAX_RESULT_BYTES'
 
 def max_result_bytes() -> int:
-    "Tool result cap in UTF-8 bytes of the result text from `$CAVEMAN_MCP_MAX_RESULT_BYTES`, default 16 MiB; raises `ValueError` unless the value is a positive decimal integer (SPEC §13)."
-    raw = os.environ.get(RESULT_CAP_ENV, '').strip()
-    if not raw: return DEFAULT_RESULT_CAP
-    if not re.fullmatch(r'[0-9]+', raw) or int(raw) < 1:
-        raise ValueError(f'{RESULT_CAP_ENV} must be a positive number of bytes, got {raw!r}')
-    return int(raw)
+    "Tool result cap in UTF-8 bytes of the result text from `$CAVEMAN_MCP_MAX_RESULT_BYTES`, default 16 MiB; raises `SettingError` (a `ValueError`) unless the value is a positive decimal integer (SPEC §13)."
+    return env_int(RESULT_CAP_ENV, DEFAULT_RESULT_CAP, what='a positive number of bytes')
 
 # %% ../../nbs/52_mcp_tools.ipynb #daa310d3
 def _str_arg(args: dict, name: str, tool: str) -> str:
