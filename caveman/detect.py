@@ -16,7 +16,7 @@ from collections import Counter as _Tally
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from .compressors.base import crlf_majority
+from .lines import crlf_majority
 from .jsonlex import loads_lexical
 
 CONTENT_TYPES = ('json', 'log', 'code', 'diff', 'search-result', 'text', 'toon', 'html', 'a11y',

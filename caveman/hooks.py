@@ -6,8 +6,8 @@
 __all__ = ['DEFAULT_INCLUDE', 'MIN_BYTES', 'MAX_CHARS', 'MAX_PERSISTED', 'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE',
            'HOOK_MATCHER', 'SERVER_NAME', 'SCOPES', 'HookError', 'Policy', 'is_caveman_tool', 'wants', 'caveman_home',
            'config_path', 'load_policy', 'lossless_view', 'handle_line', 'compress_text', 'fit_view', 'claude_code',
-           'run_hook', 'hook_main', 'main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan',
-           'apply', 'diff']
+           'run_hook', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan', 'apply',
+           'diff']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import fnmatch, json, os, sys
@@ -284,12 +284,6 @@ def hook_main(args: list[str], stdin=None, stdout=None, stderr=None) -> int:
     if err: stderr.write(err); stderr.flush()
     return 0
 
-def main(argv: list[str] | None = None) -> int:
-    "The `caveman` console script: `hook` runs here without importing the CLI; every other command goes to `caveman.cli.main`."
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == 'hook': return hook_main(argv[1:])
-    from caveman.cli import main as cli_main
-    return cli_main(argv)
 
 # %% ../nbs/63_hooks.ipynb #a8a44799
 import shutil

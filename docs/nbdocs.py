@@ -20,12 +20,13 @@ README_NOTE = ('<!-- Generated from nbs/index.ipynb by `make readme` (docs/nbdoc
 MAX_OUTPUT_CHARS = 20_000      # one output longer than this is cut in the page, with a note saying so
 
 # The architecture, bottom up: a notebook's number says its layer (nothing imports from a higher number).
-LAYERS = [(0, 'Foundations: corpus, settings, tokens, the recovery store, detection, BM25, signals'),
+LAYERS = [(0, 'Foundations: corpus, settings, lines, tokens, the recovery store, JSON, detection, BM25, signals, TOON'),
           (10, 'Compressors: one pure bytes-to-bytes transform per content type'),
-          (30, 'The engine: pipeline, retrieve, TOON'),
-          (40, 'Tool catalogs: toolschema and caveman-shrink'),
-          (50, 'The MCP server: transport, JSON-RPC, tools, HTTP, server, gateway'),
-          (60, 'Command line, explorer, report, hooks'),
+          (25, 'Tool catalogs and query-narrowed views: toolschema, retrieve'),
+          (30, 'The engine: detect, compress, verify, store, publish'),
+          (40, 'caveman-shrink: smaller tool catalogs'),
+          (50, 'The MCP server: transport, JSON-RPC, tools, HTTP, gateway, server'),
+          (60, 'Report, hooks, the command line, the explorer'),
           (70, 'Evals')]
 ANSI = re.compile(r'\x1b\[[0-9;?]*[A-Za-z]')
 DIRECTIVE = re.compile(r'^\s*#\s*\|\s*(.*)$')
@@ -86,7 +87,8 @@ def execute(path: Path) -> tuple[list[dict], str, float]:
 
 
 def _execute_one(path: str):
-    return (path, *execute(Path(path)))
+    try: return (path, *execute(Path(path)))
+    except Exception as e: return path, [], f'{type(e).__name__}: {e}', 0.0
 
 
 def execute_all(paths: list[Path], workers: int = 2) -> dict[Path, tuple[list[dict], str, float]]:

@@ -6,12 +6,11 @@
 __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES',
            'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER',
            'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor',
-           'split_lines', 'join_lines', 'crlf_majority', 'synth_line', 'elision_marker', 'is_caveman_view',
-           'dropped_runs', 'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'guard_or',
-           'summary_string', 'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time',
-           'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text', 'json_number', 'json_literal',
-           'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs',
-           'query_fill']
+           'elision_marker', 'is_caveman_view', 'dropped_runs', 'redundancy_profile', 'redundancy_profiles',
+           'keep_non_redundant', 'guard_or', 'summary_string', 'summary_key', 'literal_text', 'signal_section',
+           'credential_name', 'iso_time', 'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text',
+           'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding',
+           'contract_line', 'elide_runs', 'query_fill', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -51,25 +50,8 @@ SAFETY_CLASSES = {  # class: (byte_safe, requires_ccr, reversible)
     'S3': (False, False, False), 'S4': (False, True, False)}
 
 # %% ../../nbs/10_compressors_base.ipynb #41e72f7f
-def split_lines(data: bytes) -> tuple[list[bytes], bool]:
-    "Split `data` on LF into lines (each keeping its own CR) and whether `data` ended with LF; `b''` -> `([], False)`."
-    if not data: return [], False
-    trailing = data.endswith(b'\n')
-    lines = data.split(b'\n')
-    if trailing: lines.pop()
-    return lines, trailing
-
-def join_lines(lines: list[bytes], trailing: bool) -> bytes:
-    "Inverse of `split_lines`."
-    return b'\n'.join(lines) + (b'\n' if trailing and lines else b'')
-
-def crlf_majority(data: bytes) -> bool:
-    "True when CRLF is the majority line ending: `count(CRLF) * 2 > count(LF)`."
-    return data.count(b'\r\n') * 2 > data.count(b'\n')
-
-def synth_line(text: str, crlf: bool) -> bytes:
-    "A line caveman writes itself (marker, contract line), UTF-8, with a CR when the input is CRLF-majority."
-    return text.encode() + (b'\r' if crlf else b'')
+from ..lines import split_lines, join_lines, crlf_majority, synth_line
+_all_ = ['split_lines', 'join_lines', 'crlf_majority', 'synth_line']
 
 # %% ../../nbs/10_compressors_base.ipynb #f8c9371a
 ELLIPSIS = '…'
