@@ -6,6 +6,8 @@
   fsync off — the server's disk is not what is measured; each session commits synchronously).
 - 8 concurrent writers: 8 processes start together on a fresh store and each put 200 distinct
   4 KiB originals; puts per second over the wall time of the slowest, and any error they report.
+- client memory for a 64 MiB original: peak RSS above the process's baseline (the original itself
+  already allocated) for a put and, in a fresh process, for a get — in units of the original's size.
 
 Runs against whatever `caveman` the interpreter imports. Needs the PostgreSQL binaries (the
 `postgresql` package) and psycopg (`caveman-context[postgres]`).
@@ -66,6 +68,34 @@ def writers(target: str) -> tuple[float, int]:
     return WRITERS * WRITER_PUTS / wall, sum(o['errors'] for o in outs)
 
 
+MEMORY = r'''
+import json, os, resource, sys
+from caveman import ccr
+st = ccr.open_store(sys.argv[1], max_bytes=1 << 34)
+size = 64 << 20
+if sys.argv[2] == 'put':
+    data = os.urandom(size); st.used_bytes()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    st.put(data)
+else:
+    st.used_bytes()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    data = st.get(sys.argv[3])
+    assert len(data) == size
+print(json.dumps({'extra': (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024 / size, 'handle': ccr.handle_for(data)}))
+'''
+
+
+def memory(target: str) -> tuple[float, float]:
+    "Peak client memory above baseline, in units of a 64 MiB original, for a put (the original already held) and a get (in a fresh process)."
+    def one(*args):
+        r = subprocess.run([sys.executable, '-c', MEMORY, target, *args], capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        if r.returncode: raise RuntimeError(r.stderr[-2000:])
+        return json.loads(r.stdout)
+    put = one('put')
+    return put['extra'], one('get', put['handle'])['extra']
+
+
 def run() -> str:
     from _pg import PgServer
     server = PgServer()
@@ -80,6 +110,10 @@ def run() -> str:
         for backend, target in (('SQLite', os.path.join(d, 'writers.db')), ('PostgreSQL', server.url('writers'))):
             rate, errors = writers(target)
             rows.append(f'| {backend} | {rate:,.0f} | {errors} |')
+        rows += ['', '| 64 MiB original | put: peak above baseline | get: peak above baseline |', '|---|---:|---:|']
+        for backend, target in (('SQLite', os.path.join(d, 'memory.db')), ('PostgreSQL', server.url('memory'))):
+            put, get = memory(target)
+            rows.append(f'| {backend} | {put:.2f}x | {get:.2f}x |')
     finally:
         server.close(); shutil.rmtree(d, ignore_errors=True)
     return ('## postgres — the recovery store on PostgreSQL beside SQLite\n\n'

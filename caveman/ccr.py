@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_PAGES', 'SIDECARS', 'SCHEMA', 'SCHEMA_VERSION',
            'COUNT_RETAINED', 'BUSY_TIMEOUT_MS', 'OPERATION_RETRY_SECONDS', 'OPEN_BUSY_TIMEOUT_MS', 'STORE_URL_ENV',
-           'SERVER_SCHEMES', 'READ_NOTE_SECONDS', 'OBJECT_TYPES', 'CURRENTNESS', 'LIFECYCLES', 'handle_for',
-           'StoreError', 'NotFound', 'BudgetExceeded', 'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject',
-           'make_private_dirs', 'default_path', 'budget_from_env', 'check_store_dir', 'secure_file',
+           'SERVER_SCHEMES', 'READ_NOTE_SECONDS', 'OBJECT_TYPES', 'CURRENTNESS', 'LIFECYCLES', 'ORIGINALS_KEYS',
+           'handle_for', 'StoreError', 'NotFound', 'BudgetExceeded', 'UnsafePath', 'ReadOnly', 'ObjectCollision',
+           'InvalidObject', 'make_private_dirs', 'default_path', 'budget_from_env', 'check_store_dir', 'secure_file',
            'prepare_store_path', 'is_busy', 'retry_on_busy', 'rfc3339_nano', 'write_transaction', 'schema_version',
            'migrate', 'apply_page_caps', 'Store', 'resolve_budget', 'open_store', 'is_server_url', 'store_target',
            'content_hash_for', 'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary',
@@ -797,14 +797,17 @@ def normalize_handle(handle: str) -> str:
     return 'ccr_' + m[1].lower() if (m := _BLOB_HASH.fullmatch(h)) else h
 
 # %% ../nbs/02_ccr.ipynb #2502c3af
+ORIGINALS_KEYS = ('handle', 'content_type', 'bytes', 'metadata_bytes', 'tokens_before', 'tokens_after', 'created_at', 'last_read')
+
 @patch
 def originals(self: Store) -> list[dict]:
-    "Every stored original, oldest first: `handle`, `content_type`, `bytes` (of the original), `tokens_before`, `tokens_after`, `created_at`, `last_read` ('' when never read); raises `StoreError`."
+    "Every stored original, oldest first: `handle`, `content_type`, `bytes` (of the original), `metadata_bytes`, `tokens_before`, `tokens_after`, `created_at`, `last_read` ('' when never read); raises `StoreError`."
     def read():
-        return self._conn.execute('''SELECT r.handle, r.content_type, length(r.original), r.tokens_before, r.tokens_after, r.created_at,
-                                            COALESCE(x.last_read, '') FROM recoveries r LEFT JOIN caveman_reads x ON x.handle = r.handle
+        return self._conn.execute('''SELECT r.handle, r.content_type, length(r.original), COALESCE(length(r.metadata), 0), r.tokens_before,
+                                            r.tokens_after, r.created_at, COALESCE(x.last_read, '')
+                                     FROM recoveries r LEFT JOIN caveman_reads x ON x.handle = r.handle
                                      ORDER BY r.created_at, r.handle''').fetchall()
-    keys = ('handle', 'content_type', 'bytes', 'tokens_before', 'tokens_after', 'created_at', 'last_read')
+    keys = ORIGINALS_KEYS
     return [dict(zip(keys, row)) for row in self._run('list', read)]
 
 @patch
@@ -839,10 +842,10 @@ def prune(self: Store, older_than: float | None = None, max_bytes: int | None = 
         doomed = [r['handle'] for r in rows if (r['last_read'] or r['created_at']) < cutoff]
     if max_bytes is not None:
         left, chosen = self.used_bytes(), set(doomed)
-        left -= sum(r['bytes'] for r in rows if r['handle'] in chosen)
+        left -= sum(r['bytes'] + r['metadata_bytes'] for r in rows if r['handle'] in chosen)
         for r in rows:
             if left <= max_bytes: break
-            if r['handle'] not in chosen: doomed.append(r['handle']); left -= r['bytes']
+            if r['handle'] not in chosen: doomed.append(r['handle']); left -= r['bytes'] + r['metadata_bytes']
     return self.remove(doomed)
 
 @patch

@@ -4,9 +4,10 @@
 
 # %% auto #0
 __all__ = ['is_pg_url', 'PG_MIGRATIONS', 'PG_SCHEMA_VERSION', 'MIGRATION_LOCK', 'CONNECT_TIMEOUT_S',
-           'DEFAULT_STATEMENT_TIMEOUT_MS', 'redact_url', 'redact', 'pg_schema_version', 'pg_migrate', 'PgStore',
-           'close', 'put', 'get', 'get_metadata', 'get_object', 'put_object', 'list_session_objects', 'used_bytes',
-           'summary', 'open_pg_store', 'migrate_sqlite']
+           'DEFAULT_STATEMENT_TIMEOUT_MS', 'STREAM_BYTES', 'SLICE_BYTES', 'redact_url', 'redact', 'pg_schema_version',
+           'pg_migrate', 'PgStore', 'close', 'put', 'get', 'get_metadata', 'get_object', 'put_object',
+           'list_session_objects', 'used_bytes', 'summary', 'open_pg_store', 'migrate_sqlite', 'originals', 'info',
+           'remove', 'vacuum']
 
 # %% ../nbs/02b_ccr_postgres.ipynb #a5ef19b8
 import json, logging, os, threading, time
@@ -65,6 +66,8 @@ PG_MIGRATIONS = (
           original_byte_length BIGINT NOT NULL, stored_byte_length BIGINT NOT NULL, data BYTEA NOT NULL)''',
      '''CREATE INDEX IF NOT EXISTS typed_objects_session_created ON typed_objects(session_id, created_at DESC)''',
      '''INSERT INTO caveman_meta VALUES ('retained_bytes', 0) ON CONFLICT (key) DO NOTHING'''),
+    # 2: when each original was last read, for `caveman store list` and `prune` (the SQLite store's `caveman_reads`)
+    ('''CREATE TABLE IF NOT EXISTS caveman_reads (handle TEXT PRIMARY KEY, last_read TEXT NOT NULL)''',),
 )
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 MIGRATION_LOCK = 0x63617665   # 'cave': the advisory lock key of schema changes
@@ -191,6 +194,49 @@ def close(self: PgStore):
 
 PgStore._run, PgStore.close = _run, close
 
+# %% ../nbs/02b_ccr_postgres.ipynb #6dc2cbbe
+STREAM_BYTES = 4 << 20     # originals this large (bytes) are sent and read in slices
+SLICE_BYTES = 1 << 20
+
+_INCOMING = 'CREATE TEMP TABLE IF NOT EXISTS caveman_incoming (original BYTEA NOT NULL) ON COMMIT DELETE ROWS'
+_COPY_HEADER = b'PGCOPY\n\xff\r\n\x00' + bytes(8)   # signature, flags 0, no header extension
+
+def _stream_in(conn, original: bytes):
+    "Send `original` into the connection's temporary `caveman_incoming` table by binary `COPY`, `SLICE_BYTES` at a time (inside the caller's transaction)."
+    import struct
+    conn.execute(_INCOMING)
+    view = memoryview(original)
+    with conn.cursor().copy('COPY caveman_incoming (original) FROM STDIN (FORMAT BINARY)') as cp:
+        cp.write(_COPY_HEADER + struct.pack('!hi', 1, len(original)))
+        for i in range(0, len(view), SLICE_BYTES): cp.write(view[i:i + SLICE_BYTES])
+        cp.write(struct.pack('!h', -1))
+
+def _insert_recovery(conn, handle: str, new: tuple, original: bytes, metadata: bytes):
+    "`INSERT … ON CONFLICT DO NOTHING RETURNING 1` of a recovery row (`new`: content_type, compressor, tokens, length, metadata); a large original is streamed first (`_stream_in`). The fetched row: None when the handle was there."
+    cols = 'handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata'
+    args = (handle, rfc3339_nano(), *new[:4])
+    if len(original) < STREAM_BYTES:
+        return conn.execute(f'INSERT INTO recoveries ({cols}) VALUES (%s, %s, %s, %s, %s, %s, %b, %b) ON CONFLICT (handle) DO NOTHING RETURNING 1',
+                            (*args, original, metadata or None)).fetchone()
+    _stream_in(conn, original)
+    return conn.execute(f'''INSERT INTO recoveries ({cols}) SELECT %s, %s, %s, %s, %s, %s, original, %b FROM caveman_incoming
+                            ON CONFLICT (handle) DO NOTHING RETURNING 1''', (*args, metadata or None)).fetchone()
+
+def _read_sliced(conn, table: str, column: str, key: str, value: str):
+    "The bytes of `column` in the row of `table` where `key = value`, read in `SLICE_BYTES` slices from one snapshot when large; None when there is no such row."
+    with conn.transaction():
+        conn.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+        r = conn.execute(f'SELECT length({column}) FROM {table} WHERE {key} = %s', (value,)).fetchone()
+        if r is None: return None
+        size, cur = int(r[0]), conn.cursor(binary=True)
+        if size < STREAM_BYTES:
+            return bytes(cur.execute(f'SELECT {column} FROM {table} WHERE {key} = %s', (value,)).fetchone()[0])
+        buf = bytearray(size)
+        for at in range(0, size, SLICE_BYTES):
+            piece = cur.execute(f'SELECT substring({column} FROM %s FOR %s) FROM {table} WHERE {key} = %s', (at + 1, SLICE_BYTES, value)).fetchone()[0]
+            buf[at:at + len(piece)] = piece
+    return bytes(buf)
+
 # %% ../nbs/02b_ccr_postgres.ipynb #942f676c
 _ROW = 'content_type, compressor, tokens_before, tokens_after, length(original), metadata'
 
@@ -214,9 +260,7 @@ def put(self: PgStore, original: bytes, content_type: str = '', compressor: str 
     def write(conn):
         if _row(conn, handle) == new: return
         with conn.transaction():
-            ins = conn.execute('''INSERT INTO recoveries (handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata)
-                                  VALUES (%s, %s, %s, %s, %s, %s, %b, %b) ON CONFLICT (handle) DO NOTHING RETURNING 1''',
-                               (handle, rfc3339_nano(), *new[:4], original, metadata or None)).fetchone()
+            ins = _insert_recovery(conn, handle, new, original, metadata)
             if ins is not None:
                 self._reserve(conn, len(original) + len(metadata), len(original) + len(metadata)); return
             old = _row(conn, handle, lock=True)
@@ -252,8 +296,8 @@ def get(self: PgStore, handle: str) -> bytes:
     "The exact original bytes under `handle`: recoveries first, then typed objects (a `ccr_obj_` handle reads objects only); raises `NotFound`, `StoreError` when the database cannot answer (reference §4.3)."
     def read(conn):
         if not handle.startswith(OBJECT_PREFIX):
-            r = conn.cursor(binary=True).execute('SELECT original FROM recoveries WHERE handle = %s', (handle,)).fetchone()
-            if r is not None: return bytes(r[0])
+            data = _read_sliced(conn, 'recoveries', 'original', 'handle', handle)
+            if data is not None: return data
         obj = _object(conn, handle)
         if obj is None: raise NotFound(handle)
         return obj.data
@@ -422,10 +466,75 @@ def migrate_sqlite(src: 'ccr.Store', dst: PgStore, progress=None) -> dict:
     return counts
 
 # %% ../nbs/02b_ccr_postgres.ipynb #26800585
-def _not_yet(name: str):
-    def refuse(self, *args, **kwargs):
-        raise StoreError(f'{name} is not available on a PostgreSQL recovery store yet (a file store only)')
-    refuse.__name__ = name
-    return refuse
+def _note_read(self: PgStore, handle: str):
+    "Record that recovery `handle` was read now (table `caveman_reads`), at most once every `ccr.READ_NOTE_SECONDS` per handle in this process; never raises."
+    if self.read_only: return
+    now, seen = time.monotonic(), self.__dict__.setdefault('_read_notes', {})
+    if now - seen.get(handle, -ccr.READ_NOTE_SECONDS) < ccr.READ_NOTE_SECONDS: return
+    seen[handle] = now
+    def write(conn):
+        conn.execute('''INSERT INTO caveman_reads VALUES (%s, %s)
+                        ON CONFLICT (handle) DO UPDATE SET last_read = excluded.last_read''', (handle, rfc3339_nano()))
+    try: self._run('note read', write, write=True)
+    except Exception as e: _log.debug('cannot note the read of %s: %s', handle, self._redact(e))
 
-for _name in ('info', 'originals', 'remove', 'prune', 'vacuum'): setattr(PgStore, _name, _not_yet(_name))
+def _get_noting_reads(self: PgStore, handle: str) -> bytes:
+    data = get(self, handle)
+    if not handle.startswith(OBJECT_PREFIX) and handle_for(data) == handle: self._note_read(handle)
+    return data
+_get_noting_reads.__doc__ = get.__doc__ + ' Notes the read of a recovery.'
+
+PgStore._note_read, PgStore.get = _note_read, _get_noting_reads
+
+# %% ../nbs/02b_ccr_postgres.ipynb #d3df5619
+_TABLES = ('recoveries', 'typed_objects', 'caveman_reads', 'caveman_meta')
+
+def _disk_bytes(conn) -> int:
+    return int(conn.execute('SELECT ' + ' + '.join(f"COALESCE(pg_total_relation_size(to_regclass('{t}')), 0)" for t in _TABLES)).fetchone()[0])
+
+def originals(self: PgStore) -> list[dict]:
+    "Every stored original, oldest first, in `Store.originals`' shape (`ccr.ORIGINALS_KEYS`); raises `StoreError`."
+    def read(conn):
+        return conn.execute('''SELECT r.handle, r.content_type, length(r.original), COALESCE(length(r.metadata), 0), r.tokens_before,
+                                      r.tokens_after, r.created_at, COALESCE(x.last_read, '')
+                               FROM recoveries r LEFT JOIN caveman_reads x ON x.handle = r.handle
+                               ORDER BY r.created_at, r.handle''').fetchall()
+    return [dict(zip(ccr.ORIGINALS_KEYS, (r[0], r[1], *map(int, r[2:6]), r[6], r[7]))) for r in self._run('list', read)]
+
+def info(self: PgStore) -> dict:
+    "`path` (the redacted URL), `file_bytes` (the store's tables on the server's disk), `count`, `stored_bytes` (retained), `max_bytes` (budget), `oldest`/`newest` (created_at, '' when empty) and `read_only` (the reason, '' when writable)."
+    def read(conn):
+        with conn.transaction():
+            conn.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+            n, lo, hi = conn.execute("SELECT COUNT(*), COALESCE(MIN(created_at), ''), COALESCE(MAX(created_at), '') FROM recoveries").fetchone()
+            return int(n), lo, hi, _used(conn), _disk_bytes(conn)
+    count, oldest, newest, used, disk = self._run('info', read)
+    return {'path': self.path, 'file_bytes': disk, 'count': count, 'stored_bytes': used, 'max_bytes': self.max_bytes,
+            'oldest': oldest, 'newest': newest, 'read_only': self.read_only}
+
+PgStore.originals, PgStore.info = originals, info
+
+# %% ../nbs/02b_ccr_postgres.ipynb #37eaac65
+def remove(self: PgStore, handles) -> list[str]:
+    "Delete the stored originals named by `handles` in one transaction, the running total lowered by their bytes; returns the handles that were there (removed); raises `StoreError`."
+    handles = list(dict.fromkeys(handles))
+    def write(conn):
+        with conn.transaction():
+            conn.execute("SELECT value FROM caveman_meta WHERE key = 'retained_bytes' FOR UPDATE")
+            rows = conn.execute('''DELETE FROM recoveries WHERE handle = ANY(%s)
+                                   RETURNING handle, length(original) + COALESCE(length(metadata), 0)''', (handles,)).fetchall()
+            conn.execute('DELETE FROM caveman_reads WHERE handle = ANY(%s)', (handles,))
+            freed = sum(int(r[1]) for r in rows)
+            if freed: conn.execute("UPDATE caveman_meta SET value = value - %s WHERE key = 'retained_bytes'", (freed,))
+            return {r[0] for r in rows}
+    gone = self._run('remove', write, write=True) if handles else set()
+    return [h for h in handles if h in gone]
+
+def vacuum(self: PgStore) -> int:
+    "`VACUUM` the store's tables (removed originals' space becomes reusable in the database); the tables' size on disk in bytes after."
+    def write(conn):
+        for t in _TABLES: conn.execute(f'VACUUM {t}')   # autocommit: VACUUM cannot run inside a transaction
+        return _disk_bytes(conn)
+    return self._run('vacuum', write, write=True)
+
+PgStore.remove, PgStore.vacuum = remove, vacuum

@@ -268,3 +268,75 @@ def test_cli_store_url_option(pg, tmp_path):
     r = subprocess.run([exe, 'retrieve', h], capture_output=True, timeout=120, env={**env, 'CAVEMAN_CCR_URL': url})
     assert (r.returncode, r.stdout) == (0, text)
     assert not list((tmp_path / 'home').glob('ccr.db*'))                 # the local file store was never made
+
+
+# ---------------------------------------------------------------- looking after the shared store
+
+def _cav(env, *args, stdin=None):
+    return subprocess.run([str(Path(sys.executable).parent / 'caveman'), *args], input=stdin, capture_output=True, timeout=120, env=env)
+
+
+def test_cli_store_verbs_on_the_database(pg, tmp_path):
+    "`caveman store info|list|rm|prune|vacuum` on a PostgreSQL store: the figures agree with the rows read by plain SQL, a read is noted, prune removes the least recently read, the running total follows every removal, and no output names the password."
+    url = pg.url()
+    env = clean_env(tmp_path, CAVEMAN_CCR_URL=url)
+    texts = [log_text(f'upkeep {i}', 200 + 50 * i).encode() for i in range(3)]
+    handles = []
+    for t in texts:
+        r = _cav(env, 'compress', '-', stdin=t)
+        assert r.returncode == 0, r.stderr
+        handles.append(json.loads(r.stderr)['recovery_handle'])
+    assert all(handles)
+    rows = json.loads(_cav(env, 'store', 'list', '--json').stdout)
+    assert {r['handle']: r['bytes'] for r in rows} == {h: len(t) for h, t in zip(handles, texts)}
+    assert all(r['last_read'] == '' for r in rows)
+    info = json.loads(_cav(env, 'store', 'info', '--json').stdout)
+    stored, summed, kept = table_truth(pg, url)
+    assert info['count'] == 3 == len(stored) and info['stored_bytes'] == summed == kept and info['file_bytes'] > 0
+    assert PASSWORD not in info['path'] and '***' in info['path']
+    keep = handles[2]                                                     # read one: it is noted, and survives a prune
+    assert _cav(env, 'retrieve', keep).stdout == texts[2]
+    assert pg.sql(url, 'SELECT handle FROM caveman_reads') == [(keep,)]
+    text_list = _cav(env, 'store', 'list').stdout.decode()
+    assert text_list.count('read never') == 2 and PASSWORD not in text_list
+    r = _cav(env, 'store', 'prune', '--max-bytes', str(len(texts[2]) + 100))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)['removed'] == 2
+    stored, summed, kept = table_truth(pg, url)
+    assert list(stored) == [keep] and summed == kept == len(texts[2])
+    gone = _cav(env, 'retrieve', handles[0])
+    assert gone.returncode != 0 and json.loads(gone.stderr)['error'] == 'cave_unknown_handle'
+    r = _cav(env, 'store', 'rm', f'<<ccr:{keep}>>', handles[0])           # one there, one already gone
+    assert r.returncode != 0 and json.loads(r.stderr)['error'] == 'cave_unknown_handle'
+    stored, summed, kept = table_truth(pg, url)
+    assert stored == {} and summed == kept == 0 and pg.sql(url, 'SELECT COUNT(*) FROM caveman_reads') == [(0,)]
+    v = json.loads(_cav(env, 'store', 'vacuum').stdout)
+    assert v['file_bytes_after'] > 0
+    for out in (r.stdout + r.stderr, json.dumps(v)): assert PASSWORD.encode() not in (out if isinstance(out, bytes) else out.encode())
+
+
+@pytest.mark.slow
+def test_two_http_servers_share_the_database(pg, tmp_path):
+    "Two `caveman-mcp --http` processes on one database, each driven by the official SDK client over Streamable HTTP: handles minted by each resolve through the other, and the reads are noted for both."
+    from mcp import Client
+    from _http_server import HttpServer
+    url = pg.url()
+    texts = {w: [log_text(f'http server {w} batch {i}') for i in range(6)] for w in (0, 1)}
+    with HttpServer(tmp_path, CAVEMAN_CCR_URL=url) as a, HttpServer(tmp_path, CAVEMAN_CCR_URL=url) as b:
+        async def compress(srv, w):
+            async with Client(srv.url, mode='legacy', read_timeout_seconds=60) as c:
+                return [json.loads((await c.call_tool('caveman_compress', {'input': t})).content[0].text)['recovery_handle'] for t in texts[w]]
+        async def resolve(srv, handles):
+            async with Client(srv.url, mode='auto', read_timeout_seconds=60) as c:
+                return [(await c.call_tool('caveman_retrieve', {'recovery_handle': h})).content[0].text for h in handles]
+        async def run():
+            minted = await asyncio.gather(compress(a, 0), compress(b, 1))
+            return minted, await asyncio.gather(resolve(a, minted[1]), resolve(b, minted[0]))
+        minted, (via_a, via_b) = asyncio.run(run())
+        assert via_a == texts[1] and via_b == texts[0]
+        assert minted[0] == [expected_handle(t.encode()) for t in texts[0]]
+        assert a.stop() == 0 and b.stop() == 0, a.log() + b.log()
+        assert PASSWORD not in a.log(None) + b.log(None)
+    stored, summed, kept = table_truth(pg, url)
+    assert set(stored) == set(minted[0]) | set(minted[1]) and summed == kept
+    assert {h for (h,) in pg.sql(url, 'SELECT handle FROM caveman_reads')} == set(stored)

@@ -186,3 +186,41 @@ def test_threads_share_one_store(store):
     for t in ts: t.join()
     assert errors == []
     assert store.summary()['totals']['count'] == 8 * 25 + 25
+
+
+def test_upkeep_verbs(store):
+    "`originals`, `info`, `remove`, `prune` and `vacuum` (the verbs of `caveman store`): the listing and totals are the inputs' sizes, a read is noted, prune removes the least recently read first, removal lowers the retained total exactly."
+    data = {i: bytes([65 + i]) * (1000 * (i + 1)) for i in range(4)}
+    hs = {i: store.put(d, content_type='log', tokens_before=10, tokens_after=2, metadata=b'md' if i == 1 else None) for i, d in data.items()}
+    rows = {r['handle']: r for r in store.originals()}
+    assert {h: rows[h]['bytes'] for h in hs.values()} == {hs[i]: len(d) for i, d in data.items()}
+    assert all(r['last_read'] == '' and r['tokens_before'] == 10 for r in rows.values())
+    total = sum(len(d) for d in data.values()) + 2
+    info = store.info()
+    assert (info['count'], info['stored_bytes'], info['read_only']) == (4, total, '') and info['file_bytes'] > 0
+    assert store.get(hs[0]) == data[0]                                   # read: noted, so it outlives the others in a prune
+    assert {r['handle']: r['last_read'] != '' for r in store.originals()} == {h: h == hs[0] for h in hs.values()}
+    gone = store.prune(max_bytes=len(data[0]) + len(data[3]))
+    assert gone == [hs[1], hs[2]] and store.used_bytes() == len(data[0]) + len(data[3])
+    assert store.remove([hs[3], hs[3], expected_handle(b'never stored')]) == [hs[3]]
+    assert store.used_bytes() == len(data[0]) and [r['handle'] for r in store.originals()] == [hs[0]]
+    with pytest.raises(ccr.NotFound): store.get(hs[1])
+    assert store.prune(older_than=0) == [hs[0]] and store.used_bytes() == 0 and store.originals() == []
+    assert isinstance(store.vacuum(), int)
+
+
+def test_large_originals_round_trip_and_reput(opener):
+    "Originals past the PostgreSQL store's streaming size (sent by COPY and read in slices there) come back byte-exact, re-put idempotently (also from threads at once), and count once in the retained bytes."
+    from caveman.ccr_postgres import STREAM_BYTES, SLICE_BYTES
+    store = opener(max_bytes=1 << 30)
+    big = [os.urandom(STREAM_BYTES + SLICE_BYTES // 2 + 7), bytes(range(256)) * ((STREAM_BYTES * 2) // 256 + 1), b'\x00' * STREAM_BYTES]
+    hs = [store.put(d, content_type='log', tokens_before=5, tokens_after=1, metadata=b'meta') for d in big]
+    assert hs == [expected_handle(d) for d in big]
+    assert [store.get(h) for h in hs] == big
+    assert store.used_bytes() == sum(len(d) + 4 for d in big)
+    again = []
+    ts = [threading.Thread(target=lambda: again.append(opener(max_bytes=1 << 30).put(big[0]))) for _ in range(4)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    assert again == [hs[0]] * 4 and store.used_bytes() == sum(len(d) + 4 for d in big)
+    assert [store.get_metadata(h) for h in hs] == [b'meta'] * 3
