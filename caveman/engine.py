@@ -4,12 +4,12 @@
 
 # %% auto #0
 __all__ = ['log', 'BUILTIN', 'MODES', 'OVERLAP_MIN_BYTES', 'Result', 'RecoveryStoreError', 'BestOf', 'default_registry',
-           'normalize_mode', 'as_bytes', 'as_text', 'Engine', 'compress', 'retrieve', 'stats', 'simulate',
-           'retrieve_query']
+           'normalize_mode', 'as_bytes', 'as_text', 'Engine']
 
 # %% ../nbs/30_engine.ipynb #1c3af04a
 import logging, os
 from dataclasses import dataclass, field, replace
+from fastcore.basics import patch
 
 from .tokens import Counter, default_counter
 from .compressors.base import Compressor, Compressed, SAFETY_CLASSES, is_caveman_view
@@ -124,6 +124,7 @@ from .tokens import O200kCounter
 
 OVERLAP_MIN_BYTES = 32 * 1024
 
+@patch
 def _count_later(self: Engine, data: bytes):
     "Start counting `data` (tokens); returns a function giving the count. Inputs of >= 32 KiB counted by `O200kCounter` are counted on a worker thread meanwhile."
     if len(data) < OVERLAP_MIN_BYTES or not isinstance(self.counter, O200kCounter):
@@ -136,8 +137,6 @@ def _count_later(self: Engine, data: bytes):
         return box[0] if box else self._count(data)
     return result
 
-Engine._count_later = _count_later
-
 # %% ../nbs/30_engine.ipynb #f332999b
 @dataclass
 class _Plan:
@@ -145,6 +144,7 @@ class _Plan:
     compressor: Compressor | None = None
     transformed: bool = False
 
+@patch
 def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) -> tuple[Compressed, bytes, int] | None:
     "Run one compressor on the unwrapped body: (its answer, the re-wrapped output, its token count), or None when it declined or raised."
     try: out = comp(body, query or '')
@@ -156,6 +156,7 @@ def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) ->
     output = rewrap(out.output, layers)
     return out, output, self._count(output)
 
+@patch
 def _transform(self: Engine, data: bytes | str, mode='compress', type='', query='', external_recovery=False,
                allow_without_store=False) -> _Plan:
     data = as_bytes(data)
@@ -182,10 +183,8 @@ def _transform(self: Engine, data: bytes | str, mode='compress', type='', query=
     return _Plan(replace(res, output=output, tokens_after=after, ratio=round((before - after) / before, 4),
                          method=out.method or winner.content_type, lossless_to_model=lossless), winner, True)
 
-Engine._attempt = _attempt
-Engine._transform = _transform
-
 # %% ../nbs/30_engine.ipynb #71e6d25b
+@patch
 def compress(self: Engine, data: bytes | str, mode: str = 'compress', type: str = '', query: str = '',
              external_recovery: bool = False) -> Result:
     """Compress `data` (bytes, or str encoded as UTF-8) and return a `Result` (reference §1.4).
@@ -204,22 +203,21 @@ def compress(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
         res.recovery_handle = handle
     return res
 
-Engine.compress = compress
-
 # %% ../nbs/30_engine.ipynb #42827477
+@patch
 def retrieve(self: Engine, handle: str) -> bytes:
     "The exact original bytes for `handle` (blob rows, then typed objects); raises `ccr.NotFound` when unknown or when there is no store."
     if self.store is None: raise ccr.NotFound(handle)
     return self.store.get(handle)
 
+@patch
 def stats(self: Engine) -> dict:
     "The store's summary (reference §4.6): totals and per-content-type buckets, `basis: inferred`; empty buckets without a store."
     if self.store is None: return {'totals': {'count': 0, 'tokens_before': 0, 'tokens_after': 0, 'ratio': 0}, 'by_content_type': {}, 'basis': 'inferred'}
     return self.store.summary()
 
-Engine.retrieve, Engine.stats = retrieve, stats
-
 # %% ../nbs/30_engine.ipynb #13ab5efb
+@patch
 def simulate(self: Engine, data: bytes | str, mode: str = 'compress', type: str = '', query: str = '') -> dict:
     "Dry-run `compress` (never stores); returns the SimResult fields of reference §1.3 as a dict."
     plan = self._transform(data, mode, type, query, allow_without_store=True)
@@ -237,13 +235,10 @@ def simulate(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
     d['basis'] = 'inferred'
     return d
 
-Engine.simulate = simulate
-
 # %% ../nbs/30_engine.ipynb #919690db
 from .retrieve import retrieve_view
 
+@patch
 def retrieve_query(self: Engine, handle: str, query: str) -> bytes:
     "What a retrieve of `handle` with `query` returns (bytes): `caveman.retrieve.retrieve_view` of the original, tokens counted by this engine's counter; raises `ccr.NotFound` like `retrieve` (reference §5.1, issue 10 no-match note)."
     return retrieve_view(self.retrieve(handle), query, self._count)
-
-Engine.retrieve_query = retrieve_query

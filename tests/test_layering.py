@@ -66,3 +66,16 @@ def test_the_checker_sees_an_upward_import(tmp_path):
 def test_nothing_imports_upward():
     bad = upward_imports()
     assert not bad, 'modules importing from a later notebook:\n' + '\n'.join(bad)
+
+
+def test_no_method_is_a_module_name():
+    "Methods added to a class after it (fastcore `@patch`) stay out of the module's `__all__`: no public name there takes `self`."
+    leaks = []
+    for f in sorted(PKG.rglob('*.py')):
+        tree = ast.parse(f.read_text(encoding='utf-8'))
+        exported = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                         and any(getattr(t, 'id', '') == '__all__' for t in n.targets)), [])
+        for n in tree.body:
+            if isinstance(n, ast.FunctionDef) and n.name in exported and n.args.args and n.args.args[0].arg == 'self':
+                leaks.append(f'{f.relative_to(ROOT)}: {n.name}')
+    assert not leaks, 'methods exported as module functions (use @patch):\n' + '\n'.join(leaks)

@@ -7,11 +7,11 @@ __all__ = ['log', 'TOOL_DEFINITIONS', 'TOOL_NAMES', 'TOOL_TITLES', 'TOOL_ANNOTAT
            'OUTPUT_SCHEMAS', 'POINTER_NOTE', 'PAYOUT_NOTE', 'PAYOUT_AFTER', 'LEDGER_MAX_KEYS', 'DEFAULT_RESULT_CAP',
            'RESULT_CAP_ENV', 'ORIGINAL_URI', 'RESOURCE_NOT_FOUND', 'RESOURCE_TEMPLATE', 'MAX_CLIENTS', 'INSTRUCTIONS',
            'ToolError', 'tool_definitions', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes', 'Tools',
-           'compress_tool', 'retrieve_tool', 'stats_tool', 'toon_encode_tool', 'toon_decode_tool', 'resource_link',
-           'call', 'read_original', 'client_identity', 'ToolsPool', 'Session', 'capabilities', 'McpMethods']
+           'resource_link', 'client_identity', 'ToolsPool', 'Session', 'capabilities', 'McpMethods']
 
 # %% ../../nbs/52_mcp_tools.ipynb #d95f0bed
 import hashlib, json, logging, math, os, re, sys, threading
+from fastcore.basics import patch
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
@@ -200,7 +200,8 @@ class Tools:
         if self._warming is not None: self._warming.cancel(); self._warming.join(timeout)
 
 # %% ../../nbs/52_mcp_tools.ipynb #c9063764
-def compress_tool(self: Tools, arguments) -> dict:
+@patch
+def compress(self: Tools, arguments) -> dict:
     "`caveman_compress`: `{input, content_type?, type?}` -> payload `{compressed, ratio, tokens_before, tokens_after, basis, content_type, recovery_handle, method?, lossless_to_model?}`."
     from caveman.engine import RecoveryStoreError, as_bytes, as_text
     args = _args(arguments, 'compress')
@@ -218,8 +219,6 @@ def compress_tool(self: Tools, arguments) -> dict:
     if r.lossless_to_model is not None: p['lossless_to_model'] = r.lossless_to_model
     return p
 
-Tools.compress = compress_tool
-
 # %% ../../nbs/52_mcp_tools.ipynb #849072ba
 def _fetch(self: Tools, handle: str, query: str) -> str:
     from caveman import ccr
@@ -235,7 +234,8 @@ def _is_unicode(s: str) -> bool:
     except UnicodeEncodeError: return False
     return True
 
-def retrieve_tool(self: Tools, arguments) -> str:
+@patch
+def retrieve(self: Tools, arguments) -> str:
     "`caveman_retrieve`: `{recovery_handle, query?}` -> raw text (original, narrowed view, or a ledger note + original)."
     args = _args(arguments, 'retrieve')
     from caveman.ccr import normalize_handle                  # every accepted spelling (`ccr_…`, `<<ccr:…>>`, `ccr://…`, …)
@@ -253,10 +253,9 @@ def retrieve_tool(self: Tools, arguments) -> str:
     if led is not None: led.record(handle, query)
     return text
 
-Tools.retrieve = retrieve_tool
-
 # %% ../../nbs/52_mcp_tools.ipynb #39543c0b
-def stats_tool(self: Tools, arguments=None) -> dict:
+@patch
+def stats(self: Tools, arguments=None) -> dict:
     "`caveman_stats`: payload `{tokens_before, tokens_after, requests, ratio, basis, scope: 'session', store}` (SPEC §8, §14.3)."
     t = self.totals
     p = {'tokens_before': t.tokens_before, 'tokens_after': t.tokens_after, 'requests': t.requests,
@@ -270,10 +269,9 @@ def stats_tool(self: Tools, arguments=None) -> dict:
         log.warning('stats: store totals unavailable: %s', e)
     return p
 
-Tools.stats = stats_tool
-
 # %% ../../nbs/52_mcp_tools.ipynb #d1663778
-def toon_encode_tool(self: Tools, arguments) -> dict:
+@patch
+def toon_encode(self: Tools, arguments) -> dict:
     "`caveman_toon_encode`: `{input}` -> `{output, encoded, input_bytes, output_bytes, note?}` (bytes are UTF-8 byte counts)."
     from caveman import toon
     text = _str_arg(_args(arguments, 'toon_encode'), 'input', 'toon_encode')
@@ -284,15 +282,14 @@ def toon_encode_tool(self: Tools, arguments) -> dict:
         return {'output': text, 'encoded': False, 'input_bytes': n, 'output_bytes': n, 'note': f'not encoded: {e}'}
     return {'output': out, 'encoded': True, 'input_bytes': n, 'output_bytes': _utf8_len(out)}
 
-def toon_decode_tool(self: Tools, arguments) -> str:
+@patch
+def toon_decode(self: Tools, arguments) -> str:
     "`caveman_toon_decode`: `{input}` -> compact JSON text; invalid TOON -> `ToolError('cave_invalid_toon')` without echoing the input."
     from caveman import toon
     text = _str_arg(_args(arguments, 'toon_decode'), 'input', 'toon_decode')
     if not text: raise ToolError('cave_invalid_arguments', 'toon_decode: missing input')
     try: return toon.decode(text)
     except toon.ToonError as e: raise ToolError('cave_invalid_toon', f'not valid TOON, no JSON was emitted: {e}')
-
-Tools.toon_encode, Tools.toon_decode = toon_encode_tool, toon_decode_tool
 
 # %% ../../nbs/52_mcp_tools.ipynb #9e825de3
 ORIGINAL_URI = 'caveman://ccr/'
@@ -310,6 +307,7 @@ def _error(code: str, message: str) -> dict: return _envelope(_dumps({'error': c
 _HANDLERS = {'caveman_compress': 'compress', 'caveman_retrieve': 'retrieve', 'caveman_stats': 'stats',
              'caveman_toon_encode': 'toon_encode', 'caveman_toon_decode': 'toon_decode'}
 
+@patch
 def call(self: Tools, name: str, arguments=None, version: str = PRE_HANDSHAKE_VERSION) -> dict:
     "Run tool `name` with `arguments` and return the MCP tool-result envelope for protocol `version` (a `resource_link` to the original after a compress, `structuredContent` for stats, from 2025-06-18); never raises (reference §7.3)."
     if name not in _HANDLERS: return _error('cave_unknown_tool', f'unknown tool: {name}')
@@ -332,14 +330,13 @@ def call(self: Tools, name: str, arguments=None, version: str = PRE_HANDSHAKE_VE
     if name in OUTPUT_SCHEMAS and has_feature(version, 'structured_output'): env['structuredContent'] = out
     return env
 
-Tools.call = call
-
 # %% ../../nbs/52_mcp_tools.ipynb #f9b0d49d
 RESOURCE_NOT_FOUND = -32002
 RESOURCE_TEMPLATE = {'uriTemplate': ORIGINAL_URI + '{handle}', 'name': 'caveman_original',
                      'title': 'Original behind a caveman handle', 'mimeType': 'text/plain',
                      'description': 'The exact stored original that a caveman_compress view or marker elides.'}
 
+@patch
 def read_original(self: Tools, params, version: str) -> dict:
     "`resources/read` of `caveman://ccr/<handle>`: `{contents: [{uri, mimeType, text}]}` with the exact original; raises `RpcError` (−32602 bad params; not found: −32002 before 2026-07-28, −32602 from it)."
     from caveman import ccr
@@ -353,8 +350,6 @@ def read_original(self: Tools, params, version: str) -> dict:
     try: data = self.engine.retrieve(handle)
     except (ccr.NotFound, ccr.StoreError): raise not_found
     return {'contents': [{'uri': uri, 'mimeType': 'text/plain', 'text': as_text(data)}]}
-
-Tools.read_original = read_original
 
 # %% ../../nbs/52_mcp_tools.ipynb #5950d61f
 MAX_CLIENTS = 256
