@@ -755,10 +755,11 @@ def list_session_objects(self: Store, session_id: str, limit: int = 100) -> list
     return self._run('list objects', read)
 
 # %% ../nbs/02_ccr.ipynb #9e311883
+from .tokens import saved_ratio
+
 def ratio(tokens_before: int, tokens_after: int) -> float:
     "Saved fraction (before − after) / before of two token counts, rounded to 4 places like every ratio caveman reports; `0` when `tokens_before <= 0` (reference §4.6)."
-    r = round((tokens_before - tokens_after) / tokens_before, 4) if tokens_before > 0 else 0
-    return r if r else 0
+    return saved_ratio(tokens_before, tokens_after) or 0   # the store's JSON says `0`, not `0.0`
 
 def empty_summary() -> dict:
     "The summary shape with no store: zero totals, no buckets, basis inferred (reference §4.6)."

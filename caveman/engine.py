@@ -11,7 +11,7 @@ import logging, os
 from dataclasses import dataclass, field, replace
 from fastcore.basics import patch
 
-from .tokens import Counter, default_counter
+from .tokens import Counter, default_counter, saved_ratio
 from .compressors.base import Compressor, Compressed, SAFETY_CLASSES, is_caveman_view
 from .detect import detect as detect_type, unwrap, rewrap
 from . import ccr
@@ -180,7 +180,7 @@ def _transform(self: Engine, data: bytes | str, mode='compress', type='', query=
     if best is None: return _Plan(res, comp)
     winner, out, output, after = best
     lossless = out.lossless_to_model if out.lossless_to_model is not None else SAFETY_CLASSES[winner.safety][2]
-    return _Plan(replace(res, output=output, tokens_after=after, ratio=round((before - after) / before, 4),
+    return _Plan(replace(res, output=output, tokens_after=after, ratio=saved_ratio(before, after),
                          method=out.method or winner.content_type, lossless_to_model=lossless), winner, True)
 
 # %% ../nbs/30_engine.ipynb #71e6d25b

@@ -12,6 +12,7 @@ __all__ = ['log', 'TOOL_DEFINITIONS', 'TOOL_NAMES', 'TOOL_TITLES', 'TOOL_ANNOTAT
 # %% ../../nbs/52_mcp_tools.ipynb #d95f0bed
 import hashlib, json, logging, math, os, re, sys, threading
 from fastcore.basics import patch
+from ..tokens import saved_ratio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
@@ -146,8 +147,7 @@ class SessionTotals:
         with self._lock: self.requests += 1; self.tokens_before += before; self.tokens_after += after
     @property
     def ratio(self) -> float:
-        r = (self.tokens_before - self.tokens_after) / self.tokens_before if self.tokens_before > 0 else 0.0
-        return round(r, 4) if math.isfinite(r) else 0.0
+        return saved_ratio(self.tokens_before, self.tokens_after)
 
 # %% ../../nbs/52_mcp_tools.ipynb #494fd3ab
 from ..settings import env_int
