@@ -180,6 +180,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                    'caveman/compressors/base.py'),
                                           'caveman.compressors.base.Compressor.__call__': ( 'compressors_base.html#compressor.__call__',
                                                                                             'caveman/compressors/base.py'),
+                                          'caveman.compressors.base.Safety': ( 'compressors_base.html#safety',
+                                                                               'caveman/compressors/base.py'),
                                           'caveman.compressors.base._Bits': ('compressors_base.html#_bits', 'caveman/compressors/base.py'),
                                           'caveman.compressors.base._Bits.__missing__': ( 'compressors_base.html#_bits.__missing__',
                                                                                           'caveman/compressors/base.py'),

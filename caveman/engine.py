@@ -168,7 +168,7 @@ def _transform(self: Engine, data: bytes | str, mode='compress', type='', query=
     if is_caveman_view(body): return _Plan(passthru())   # already a view: its markers speak for the original
     comp = self.registry.get(ctype)
     if comp is None or comp.safety not in SAFETY_CLASSES: return _Plan(passthru(), comp)
-    if SAFETY_CLASSES[comp.safety][1] and self.store is None and not external_recovery and not allow_without_store:
+    if SAFETY_CLASSES[comp.safety].requires_ccr and self.store is None and not external_recovery and not allow_without_store:
         return _Plan(passthru(), comp)
     attempts = [(cand, self._attempt(cand, body, layers, query))
                 for cand in (comp.candidates if isinstance(comp, BestOf) else (comp,))]
@@ -179,7 +179,7 @@ def _transform(self: Engine, data: bytes | str, mode='compress', type='', query=
         if got and got[2] < before and got[1] != data and (best is None or got[2] < best[3]): best = (cand, *got)
     if best is None: return _Plan(res, comp)
     winner, out, output, after = best
-    lossless = out.lossless_to_model if out.lossless_to_model is not None else SAFETY_CLASSES[winner.safety][2]
+    lossless = out.lossless_to_model if out.lossless_to_model is not None else SAFETY_CLASSES[winner.safety].reversible
     return _Plan(replace(res, output=output, tokens_after=after, ratio=saved_ratio(before, after),
                          method=out.method or winner.content_type, lossless_to_model=lossless), winner, True)
 
@@ -193,7 +193,7 @@ def compress(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
     plan = self._transform(data, mode, type, query, external_recovery)
     res = plan.result
     if not plan.transformed: return res
-    if SAFETY_CLASSES[plan.compressor.safety][1] and not external_recovery:
+    if SAFETY_CLASSES[plan.compressor.safety].requires_ccr and not external_recovery:
         original = as_bytes(data)
         try:
             handle = self.store.put(original, res.content_type, plan.compressor.content_type, res.tokens_before, res.tokens_after)
@@ -222,7 +222,7 @@ def simulate(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
     "Dry-run `compress` (never stores); returns the SimResult fields of reference §1.3 as a dict."
     plan = self._transform(data, mode, type, query, allow_without_store=True)
     r, c = plan.result, plan.compressor
-    requires_ccr = bool(c and c.safety in SAFETY_CLASSES and SAFETY_CLASSES[c.safety][1])
+    requires_ccr = bool(c and c.safety in SAFETY_CLASSES and SAFETY_CLASSES[c.safety].requires_ccr)
     d = dict(content_type=r.content_type)
     if c: d['compressor'] = c.content_type
     if c and c.safety: d['safety_class'] = c.safety

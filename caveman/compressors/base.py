@@ -6,7 +6,7 @@
 __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES',
            'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER',
            'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor',
-           'elision_marker', 'is_caveman_view', 'dropped_runs', 'redundancy_profile', 'redundancy_profiles',
+           'Safety', 'elision_marker', 'is_caveman_view', 'dropped_runs', 'redundancy_profile', 'redundancy_profiles',
            'keep_non_redundant', 'guard_or', 'summary_string', 'summary_key', 'literal_text', 'signal_section',
            'credential_name', 'iso_time', 'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text',
            'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding',
@@ -45,9 +45,17 @@ class Compressor:
                           out.lossless_to_model if out.lossless_to_model is not None else self.lossless_to_model)
 
 # %% ../../nbs/10_compressors_base.ipynb #44f4cb41
-SAFETY_CLASSES = {  # class: (byte_safe, requires_ccr, reversible)
-    'S0': (True, False, True), 'S1': (True, False, True), 'S2': (False, False, True),
-    'S3': (False, False, False), 'S4': (False, True, False)}
+from typing import NamedTuple
+
+class Safety(NamedTuple):
+    "What a safety class promises: the output is the input's bytes (`byte_safe`), the original must be in the store first (`requires_ccr`), the output alone gives the input back (`reversible`)."
+    byte_safe: bool
+    requires_ccr: bool
+    reversible: bool
+
+SAFETY_CLASSES = {
+    'S0': Safety(True, False, True), 'S1': Safety(True, False, True), 'S2': Safety(False, False, True),
+    'S3': Safety(False, False, False), 'S4': Safety(False, True, False)}
 
 # %% ../../nbs/10_compressors_base.ipynb #41e72f7f
 from ..lines import split_lines, join_lines, crlf_majority, synth_line
