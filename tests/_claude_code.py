@@ -9,6 +9,8 @@ one non-interactive session (`claude -p`) against the fake API whose env is pass
 import json, platform, shutil, subprocess, sys
 from pathlib import Path
 
+from _npm import npm_install
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE, VERSION = '@anthropic-ai/claude-code', '2.1.197'
 NPM_DIR = ROOT / '.work' / 'npm'
@@ -23,15 +25,7 @@ def installed_version() -> str | None:
 
 def claude_binary() -> str:
     "Path of the Claude Code binary, installing the pinned version from the npm registry first if needed."
-    npm = shutil.which('npm')
-    if not npm: raise RuntimeError('npm is needed to install Claude Code (npm registry)')
-    if installed_version() != VERSION:
-        NPM_DIR.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([npm, 'install', '--prefix', str(NPM_DIR), '--cache', str(NPM_DIR / 'cache'), '--ignore-scripts',
-                            '--no-audit', '--no-fund', '--loglevel', 'error', f'{PACKAGE}@{VERSION}'],
-                           capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-        if r.returncode != 0 or installed_version() != VERSION:
-            raise RuntimeError(f'npm install {PACKAGE}@{VERSION} failed (rc {r.returncode}):\n{r.stderr[-3000:]}')
+    npm_install(NPM_DIR, {PACKAGE: VERSION}, installed=lambda: installed_version() == VERSION)
     return str(BIN_PKG / 'claude')
 
 
