@@ -69,6 +69,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                              'caveman.ccr.budget_from_env': ('ccr.html#budget_from_env', 'caveman/ccr.py'),
                              'caveman.ccr.check_store_dir': ('ccr.html#check_store_dir', 'caveman/ccr.py'),
                              'caveman.ccr.content_hash_for': ('ccr.html#content_hash_for', 'caveman/ccr.py'),
+                             'caveman.ccr.create_table': ('ccr.html#create_table', 'caveman/ccr.py'),
                              'caveman.ccr.default_path': ('ccr.html#default_path', 'caveman/ccr.py'),
                              'caveman.ccr.empty_summary': ('ccr.html#empty_summary', 'caveman/ccr.py'),
                              'caveman.ccr.handle_for': ('ccr.html#handle_for', 'caveman/ccr.py'),

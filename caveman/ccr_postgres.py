@@ -51,22 +51,12 @@ def redact(text: str, url: str) -> str:
 
 # %% ../nbs/02b_ccr_postgres.ipynb #b7c74bde
 PG_MIGRATIONS = (
-    # 1: the reference §4.2 tables, the session index, and caveman_meta with the running total
-    ('''CREATE TABLE IF NOT EXISTS caveman_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)''',
-     '''CREATE TABLE IF NOT EXISTS recoveries (
-          handle TEXT PRIMARY KEY, created_at TEXT NOT NULL, content_type TEXT NOT NULL,
-          compressor TEXT NOT NULL, tokens_before BIGINT NOT NULL, tokens_after BIGINT NOT NULL,
-          original BYTEA NOT NULL, metadata BYTEA)''',
-     '''CREATE TABLE IF NOT EXISTS typed_objects (
-          object_id TEXT PRIMARY KEY, object_type TEXT NOT NULL, content_hash TEXT NOT NULL,
-          source TEXT NOT NULL, created_at TEXT NOT NULL, repository_state TEXT NOT NULL,
-          session_id TEXT NOT NULL, transform_version TEXT NOT NULL, currentness TEXT NOT NULL,
-          lifecycle TEXT NOT NULL, dependencies_json TEXT NOT NULL,
-          original_byte_length BIGINT NOT NULL, stored_byte_length BIGINT NOT NULL, data BYTEA NOT NULL)''',
-     '''CREATE INDEX IF NOT EXISTS typed_objects_session_created ON typed_objects(session_id, created_at DESC)''',
+    # 1: the reference §4.2 tables (described once in `ccr.TABLES`), the session index, and caveman_meta with the running total
+    (ccr.create_table('caveman_meta', 'postgresql'), ccr.create_table('recoveries', 'postgresql'),
+     ccr.create_table('typed_objects', 'postgresql'), ccr.SESSION_INDEX,
      '''INSERT INTO caveman_meta VALUES ('retained_bytes', 0) ON CONFLICT (key) DO NOTHING'''),
     # 2: when each original was last read, for `caveman store list` and `prune` (the SQLite store's `caveman_reads`)
-    ('''CREATE TABLE IF NOT EXISTS caveman_reads (handle TEXT PRIMARY KEY, last_read TEXT NOT NULL)''',),
+    (ccr.create_table('caveman_reads', 'postgresql'),),
 )
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 MIGRATION_LOCK = 0x63617665   # 'cave': the advisory lock key of schema changes
