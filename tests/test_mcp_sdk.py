@@ -220,3 +220,24 @@ def test_sdk_client_gets_the_oversize_error_under_its_id_not_a_hang(store_env, t
             assert e.value.error.code == -32600 and 'cave_payload_too_large' in e.value.error.message
             assert [t.name for t in (await s.list_tools()).tools] == FIVE     # the same session still answers
     asyncio.run(asyncio.wait_for(go(), timeout=120))                          # a hang fails here, not in CI's limit
+
+
+def test_original_that_is_not_utf8_comes_back_exactly(store_env, tmp_path):
+    """A log with stray non-UTF-8 bytes, stored in the shared store by another process, retrieved by the SDK
+    client: the text block is plain Unicode that says so (U+FFFD where bytes do not decode), and the
+    embedded resource and `resources/read` give the exact bytes back (base64 decoded here)."""
+    import base64
+    from caveman import ccr
+    raw = b''.join(b'2026-05-01T10:00:%02dZ INFO worker %d done \xff\xfe latin-1 caf\xe9\n' % (k % 60, k) for k in range(400))
+    with ccr.open_store(store_env['CAVEMAN_CCR_DB']) as st: handle = st.put(raw, content_type='log')
+    async def run():
+        async with session(store_env, open(tmp_path / 'stderr.log', 'w')) as s:
+            res = await s.call_tool('caveman_retrieve', {'recovery_handle': handle})
+            text, blob = res.content[0], res.content[1]
+            assert text.type == 'text' and 'not valid UTF-8' in text.text and '\ufffd' in text.text
+            text.text.encode('utf-8')                                          # no lone surrogates
+            assert blob.type == 'resource' and blob.resource.mime_type == 'application/octet-stream'
+            assert base64.b64decode(blob.resource.blob) == raw
+            got = (await s.read_resource(f'caveman://ccr/{handle}')).contents[0]
+            assert base64.b64decode(got.blob) == raw
+    asyncio.run(run())

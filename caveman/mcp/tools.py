@@ -5,9 +5,10 @@
 # %% auto #0
 __all__ = ['log', 'TOOL_DEFINITIONS', 'TOOL_NAMES', 'TOOL_TITLES', 'TOOL_ANNOTATIONS', 'MAX_RESULT_SIZE_CHARS', 'TOOL_META',
            'OUTPUT_SCHEMAS', 'POINTER_NOTE', 'PAYOUT_NOTE', 'PAYOUT_AFTER', 'LEDGER_MAX_KEYS', 'DEFAULT_RESULT_CAP',
-           'RESULT_CAP_ENV', 'ORIGINAL_URI', 'RESOURCE_NOT_FOUND', 'RESOURCE_TEMPLATE', 'MAX_CLIENTS', 'INSTRUCTIONS',
-           'ToolError', 'tool_definitions', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes', 'Tools',
-           'resource_link', 'client_identity', 'ToolsPool', 'Session', 'capabilities', 'McpMethods']
+           'RESULT_CAP_ENV', 'COMPRESS_ARGS', 'ORIGINAL_URI', 'RESOURCE_NOT_FOUND', 'RESOURCE_TEMPLATE', 'MAX_CLIENTS',
+           'INSTRUCTIONS', 'ToolError', 'tool_definitions', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes',
+           'Tools', 'NotUtf8', 'model_text', 'blob_resource', 'resource_link', 'client_identity', 'ToolsPool',
+           'Session', 'capabilities', 'McpMethods']
 
 # %% ../../nbs/52_mcp_tools.ipynb #d95f0bed
 import hashlib, json, logging, math, os, re, sys, threading
@@ -200,13 +201,20 @@ class Tools:
         if self._warming is not None: self._warming.cancel(); self._warming.join(timeout)
 
 # %% ../../nbs/52_mcp_tools.ipynb #c9063764
+COMPRESS_ARGS = {'input', 'content_type', 'type'}
+
 @patch
 def compress(self: Tools, arguments) -> dict:
     "`caveman_compress`: `{input, content_type?, type?}` -> payload `{compressed, ratio, tokens_before, tokens_after, basis, content_type, recovery_handle, method?, lossless_to_model?}`."
     from caveman.engine import RecoveryStoreError, as_bytes, as_text
     args = _args(arguments, 'compress')
+    if 'input' not in args and (other := sorted(set(args) - COMPRESS_ARGS)):
+        raise ToolError('cave_invalid_arguments', f'compress: missing input (the payload goes in "input"; got {", ".join(map(repr, other))})')
     text = _str_arg(args, 'input', 'compress')
     ctype = _str_arg(args, 'content_type', 'compress') or _str_arg(args, 'type', 'compress')
+    known = sorted(getattr(self.engine, 'registry', None) or ())
+    if ctype and known and ctype.strip() not in known:
+        raise ToolError('cave_invalid_arguments', f'compress: unknown content_type {ctype!r}; the types are: {", ".join(known)}')
     try: r = self.engine.compress(as_bytes(text), mode='compress', type=ctype)
     except RecoveryStoreError as e:
         log.warning('compress: passing through, %s', e)
@@ -219,14 +227,38 @@ def compress(self: Tools, arguments) -> dict:
     if r.lossless_to_model is not None: p['lossless_to_model'] = r.lossless_to_model
     return p
 
+# %% ../../nbs/52_mcp_tools.ipynb #c7ce6f43
+ORIGINAL_URI = 'caveman://ccr/'
+
+class NotUtf8(str):
+    "The text a model reads of stored bytes that are not UTF-8 (a note, then the text with U+FFFD for undecodable bytes); `data` holds the exact bytes when they are the full original (else None), `handle` names them."
+    data: bytes | None = None
+    handle: str = ''
+
+def model_text(data: bytes, handle: str, exact: bool = True) -> str:
+    "`data` (bytes) as text for a tool result: the decoded text when it is valid UTF-8, else a `NotUtf8` (note + U+FFFD text, carrying `data` when `exact`, i.e. the full original)."
+    try: return data.decode('utf-8')
+    except UnicodeDecodeError: pass
+    where = (f'the exact bytes are in the embedded resource below and at {ORIGINAL_URI}{handle} (resources/read)' if exact
+             else f'the exact original is at {ORIGINAL_URI}{handle} (resources/read, or caveman_retrieve without a query)')
+    out = NotUtf8(f'[caveman: these {len(data)} bytes are not valid UTF-8; undecodable bytes are shown as U+FFFD; {where}]\n'
+                  + data.decode('utf-8', 'replace'))
+    out.data, out.handle = (bytes(data) if exact else None), handle
+    return out
+
+def blob_resource(handle: str, data: bytes) -> dict:
+    "The embedded `resource` content block holding `data` (bytes) exactly: base64 `blob`, `application/octet-stream`, URI `caveman://ccr/<handle>`."
+    import base64
+    return {'type': 'resource', 'resource': {'uri': ORIGINAL_URI + handle, 'mimeType': 'application/octet-stream',
+                                             'blob': base64.b64encode(data).decode('ascii')}}
+
 # %% ../../nbs/52_mcp_tools.ipynb #849072ba
 def _fetch(self: Tools, handle: str, query: str) -> str:
     from caveman import ccr
-    from caveman.engine import as_text
     try: data = self.engine.retrieve_query(handle, query) if query.strip() else self.engine.retrieve(handle)
     except ccr.NotFound: raise ToolError('cave_unknown_handle', f'no original found for handle {handle}')
     except ccr.StoreError as e: raise ToolError('cave_store_unavailable', f'the recovery store could not be read, so whether {handle} exists is unknown: {e}')
-    return as_text(data)
+    return model_text(data, handle, exact=not query.strip())
 
 def _is_unicode(s: str) -> bool:
     "False when `s` holds a lone surrogate (`\\udfff`), which no UTF-8 text — and no stored handle — can contain."
@@ -248,7 +280,9 @@ def retrieve(self: Tools, arguments) -> str:
     if led is not None and led.payout_due and query.strip():
         text = _fetch(self, handle, '')
         led.record(handle, query); led.record(handle, '')
-        return PAYOUT_NOTE + '\n\n' + text
+        out = type(text)(PAYOUT_NOTE + '\n\n' + text)
+        if isinstance(text, NotUtf8): out.data, out.handle = text.data, text.handle
+        return out
     text = _fetch(self, handle, query)
     if led is not None: led.record(handle, query)
     return text
@@ -292,8 +326,6 @@ def toon_decode(self: Tools, arguments) -> str:
     except toon.ToonError as e: raise ToolError('cave_invalid_toon', f'not valid TOON, no JSON was emitted: {e}')
 
 # %% ../../nbs/52_mcp_tools.ipynb #9e825de3
-ORIGINAL_URI = 'caveman://ccr/'
-
 def resource_link(handle: str) -> dict:
     "The `resource_link` content block (2025-06-18 on) pointing at the stored original of `handle`: `caveman://ccr/<handle>`."
     return {'type': 'resource_link', 'uri': ORIGINAL_URI + handle, 'name': handle, 'mimeType': 'text/plain',
@@ -325,6 +357,7 @@ def call(self: Tools, name: str, arguments=None, version: str = PRE_HANDSHAKE_VE
             log.warning('result cap exceeded: %s returned %d bytes', name, n)
             return _error('cave_payload_too_large', f'result {n} bytes exceeds cap {self.result_cap}; request a narrower slice')
     env = _envelope(text)
+    if isinstance(out, NotUtf8) and out.data is not None: env['content'].append(blob_resource(out.handle, out.data))
     if name == 'caveman_compress' and has_feature(version, 'resource_links') and out.get('recovery_handle'):
         env['content'].append(resource_link(out['recovery_handle']))
     if name in OUTPUT_SCHEMAS and has_feature(version, 'structured_output'): env['structuredContent'] = out
@@ -338,10 +371,9 @@ RESOURCE_TEMPLATE = {'uriTemplate': ORIGINAL_URI + '{handle}', 'name': 'caveman_
 
 @patch
 def read_original(self: Tools, params, version: str) -> dict:
-    "`resources/read` of `caveman://ccr/<handle>`: `{contents: [{uri, mimeType, text}]}` with the exact original; raises `RpcError` (−32602 bad params; not found: −32002 before 2026-07-28, −32602 from it)."
+    "`resources/read` of `caveman://ccr/<handle>`: `{contents: [{uri, mimeType, text}]}` with the exact original (`blob`, base64, when it is not UTF-8); raises `RpcError` (−32602 bad params; not found: −32002 before 2026-07-28, −32602 from it)."
     from caveman import ccr
     from caveman.ccr import normalize_handle
-    from caveman.engine import as_text
     uri = params.get('uri') if isinstance(params, dict) else None
     if not isinstance(uri, str): raise RpcError(INVALID_PARAMS, 'resources/read needs a string uri')
     not_found = RpcError(INVALID_PARAMS if has_feature(version, 'stateless') else RESOURCE_NOT_FOUND, 'Resource not found', {'uri': uri})
@@ -349,7 +381,9 @@ def read_original(self: Tools, params, version: str) -> dict:
     if not handle: raise not_found
     try: data = self.engine.retrieve(handle)
     except (ccr.NotFound, ccr.StoreError): raise not_found
-    return {'contents': [{'uri': uri, 'mimeType': 'text/plain', 'text': as_text(data)}]}
+    try: return {'contents': [{'uri': uri, 'mimeType': 'text/plain', 'text': data.decode('utf-8')}]}
+    except UnicodeDecodeError: return {'contents': [{**blob_resource(handle, data)['resource'], 'uri': uri}]}
+
 
 # %% ../../nbs/52_mcp_tools.ipynb #5950d61f
 MAX_CLIENTS = 256
