@@ -664,6 +664,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.engine.Result': ('engine.html#result', 'caveman/engine.py'),
                                 'caveman.engine.Result.passed_through': ('engine.html#result.passed_through', 'caveman/engine.py'),
                                 'caveman.engine.Result.to_dict': ('engine.html#result.to_dict', 'caveman/engine.py'),
+                                'caveman.engine._Attempt': ('engine.html#_attempt', 'caveman/engine.py'),
                                 'caveman.engine._Plan': ('engine.html#_plan', 'caveman/engine.py'),
                                 'caveman.engine._best_of_json': ('engine.html#_best_of_json', 'caveman/engine.py'),
                                 'caveman.engine._countable': ('engine.html#_countable', 'caveman/engine.py'),

@@ -159,15 +159,24 @@ def restore_stray_bytes(view: bytes) -> bytes | None:
     return text.translate(_UNESCAPE).encode('utf-8', 'surrogateescape')
 
 # %% ../nbs/30_engine.ipynb #803ec40d
+from typing import NamedTuple
+
 @dataclass
 class _Plan:
     result: Result                   # pass-through result, or the candidate with output/tokens filled in
     compressor: Compressor | None = None
     transformed: bool = False
 
+class _Attempt(NamedTuple):
+    "One compressor's try: its answer, the re-wrapped output bytes, and their token count."
+    compressor: Compressor
+    answer: Compressed
+    output: bytes
+    tokens: int
+
 @patch
-def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) -> tuple[Compressed, bytes, int] | None:
-    "Run one compressor on the unwrapped body: (its answer, the re-wrapped output, its token count), or None when it declined or raised."
+def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) -> _Attempt | None:
+    "Run one compressor on the unwrapped body: an `_Attempt`, or None when it declined or raised."
     carried = carry_stray_bytes(body) if comp.content_type in LINE_TEXT_TYPES else None
     try: out = comp(carried or body, query or '')
     except (KeyboardInterrupt, GeneratorExit): raise
@@ -179,7 +188,7 @@ def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) ->
         if (back := restore_stray_bytes(out.output)) is None: return None
         out = replace(out, output=back)
     output = rewrap(out.output, layers)
-    return out, output, self._count(output)
+    return _Attempt(comp, out, output, self._count(output))
 
 @patch
 def _transform(self: Engine, data: bytes | str, mode='compress', type='', query='', external_recovery=False,
@@ -195,13 +204,12 @@ def _transform(self: Engine, data: bytes | str, mode='compress', type='', query=
     if comp is None or comp.safety not in SAFETY_CLASSES: return _Plan(passthru(), comp)
     if SAFETY_CLASSES[comp.safety].requires_ccr and self.store is None and not external_recovery and not allow_without_store:
         return _Plan(passthru(), comp)
-    attempts = [(cand, self._attempt(cand, body, layers, query))
-                for cand in (comp.candidates if isinstance(comp, BestOf) else (comp,))]
+    attempts = [self._attempt(cand, body, layers, query) for cand in (comp.candidates if isinstance(comp, BestOf) else (comp,))]
     res = passthru()
     before = res.tokens_before
-    best = None                      # (compressor, answer, output, tokens): the fewest tokens below `before` wins
-    for cand, got in attempts:
-        if got and got[2] < before and got[1] != data and (best is None or got[2] < best[3]): best = (cand, *got)
+    best = None                      # the fewest tokens below `before` wins; the first of equals
+    for got in attempts:
+        if got and got.tokens < before and got.output != data and (best is None or got.tokens < best.tokens): best = got
     if best is None: return _Plan(res, comp)
     winner, out, output, after = best
     lossless = out.lossless_to_model if out.lossless_to_model is not None else SAFETY_CLASSES[winner.safety].reversible
