@@ -7,17 +7,22 @@ invariant violations, shrink time; beside it the token cost of the two lazy-load
 only; names + input schemas only). Then what each rule saves: the combined tokens with that one rule switched off,
 minus the tokens with every rule on.
 
-Target (issue 15): >= 15% combined compact-token reduction with zero facts lost. Tokens are counted on compact JSON on
+Target (issue 15): >= 15% combined compact-token reduction with zero facts lost.
+
+Scale (issue 12 item 10): catalogs of 100, 1,000 and 10,000 tools (the real tools above, cycled, each renamed with its index),
+shrink CPU time against the CPU time of counting the catalog's compact form once (target: shrink <= 2x the count), and the
+CPU the `caveman-shrink` command spends on 100 tools, start-up included. The floor column: what any shrink must do at the
+least — parse the catalog once, write it compact, count the tokens in and out — without compressing anything. Tokens are counted on compact JSON on
 both sides (SPEC §14.6), so whitespace minification is never part of a reduction."""
-import json, statistics, sys, tempfile, time
+import json, os, resource, statistics, subprocess, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 
 from caveman import ccr, toolschema
 from caveman.corpus import corpus_files
-from caveman.shrink import shrink, recover
+from caveman.shrink import shrink, recover, compact_json
 from caveman.tokens import count_tokens
-from caveman.toolschema import extract_tools, compress_toolschema
+from caveman.toolschema import extract_tools, compress_toolschema, dumps_compact, loads_typed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 from _toolschema_checks import check_catalog, tool_schemas, validation_differences  # noqa: E402
@@ -93,8 +98,85 @@ RULES = {   # rule -> the patch that switches it off
     'Markdown decoration and whitespace': dict(tidy_lines=lambda text: [(l, False) for l in text.replace('\r\n', '\n').split('\n') if l.strip()]),
     'Args items that restate the schema': dict(restates_schema=lambda item, params: False),
     'example literals whose keys the schema names': dict(strip_schema_examples=lambda text, names: text),
-    'boilerplate repeated across a server\'s tools (not done: each tool must keep its own facts)': {},
+    'property prose that restates its schema (optional, default, enum)': dict(drop_schema_restatements=lambda text, schema, optional=None: text),
 }
+
+
+SCALE = ((100, 5), (1_000, 3), (10_000, 1))   # tools, alternating count/shrink pairs
+
+
+def synthetic(n: int, pool: list[dict]) -> bytes:
+    "An MCP catalog of `n` tools: the real tools of `pool` cycled, each renamed `<name>_<index>`, pretty-printed as a server would send it."
+    return json.dumps({'tools': [{**pool[i % len(pool)], 'name': f"{pool[i % len(pool)]['name']}_{i}"} for i in range(n)]},
+                      indent=2, ensure_ascii=False).encode()
+
+
+def cpu(fn) -> float:
+    "CPU seconds (all threads of this process) one call of `fn` takes."
+    t = time.process_time(); fn(); return time.process_time() - t
+
+
+def child_cpu(cmd: list[str], env: dict) -> float:
+    "CPU seconds (user + system) a child process spends."
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=300)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def scale(cats: dict[str, bytes]) -> list[str]:
+    "The scale table (shrink vs count CPU at 100 / 1,000 / 10,000 tools) and the command's CPU on 100 tools."
+    pool, seen = [], set()
+    for x in cats.values():
+        for t in extract_tools(json.loads(x)):
+            key = json.dumps(t, sort_keys=True)
+            if key not in seen: seen.add(key); pool.append(t)
+    count_tokens('warm up')
+    md = ['', '### Shrink at scale', '', f'{len(pool)} distinct real tools cycled. CPU seconds, median of alternating pairs.', '',
+          '| tools | catalog bytes | compact tokens | count (ms) | shrink (ms) | shrink / count | floor: parse + write + count in and out (ms) | floor / count |',
+          '|---:|---:|---:|---:|---:|---:|---:|---:|']
+    for n, pairs in SCALE:
+        x = synthetic(n, pool)
+        compact = compact_json(x).decode()
+        out = shrink(x, ':memory:')[0].decode()
+        counts, shrinks, floors = [], [], []
+        for _ in range(pairs):
+            counts.append(cpu(lambda: count_tokens(compact)))
+            shrinks.append(cpu(lambda: shrink(x, ':memory:')))
+            floors.append(cpu(lambda: (dumps_compact(loads_typed(x)), count_tokens(compact), count_tokens(out))))
+        c, s, f = statistics.median(counts), statistics.median(shrinks), statistics.median(floors)
+        md.append(f'| {n:,} | {len(x):,} | {count_tokens(compact):,} | {c * 1e3:.0f} | {s * 1e3:.0f} | {s / c:.1f}x | {f * 1e3:.0f} | {f / c:.1f}x |')
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / 'catalog.json'
+        path.write_bytes(synthetic(100, pool))
+        env = {**os.environ, 'CAVEMAN_CCR_DB': str(Path(tmp) / 'ccr.db')}
+        exe = str(Path(sys.executable).with_name('caveman-shrink'))
+        runs = {'python (nothing imported)': [sys.executable, '-c', 'pass'],
+                'import caveman.shrink': [sys.executable, '-c', 'import caveman.shrink'],
+                'caveman-shrink on 100 tools': [exe, str(path)]}
+        md += ['', '| command | CPU (ms), median of 3 |', '|---|---:|']
+        for what, cmd in runs.items():
+            md.append(f'| {what} | {statistics.median(child_cpu(cmd, env) for _ in range(3)) * 1e3:.0f} |')
+    return md
+
+
+def pointer_savings(cats: dict[str, bytes]) -> int:
+    "Compact tokens saved over all catalogs if every property description repeated verbatim (after shrinking) in a later tool became `see <first tool>`."
+    saved = 0
+    for x in cats.values():
+        first = {}
+        for t in extract_tools(json.loads(compress_toolschema(x))):
+            stack = [v for k, v in t.items() if k in ('inputSchema', 'input_schema', 'parameters')]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, dict):
+                    for k, v in node.items():
+                        if k == 'description' and isinstance(v, str):
+                            if first.setdefault(v, t['name']) != t['name']:
+                                saved += max(0, count_tokens(json.dumps(v, ensure_ascii=False)) - count_tokens(json.dumps(f'see {first[v]}')))
+                        elif isinstance(v, (dict, list)): stack.append(v)
+                elif isinstance(node, list): stack.extend(node)
+    return saved
 
 
 def run() -> str:
@@ -127,6 +209,7 @@ def run() -> str:
     md.append(f'| **all {len(rows)}** | {sum(r[1] for r in rows)} | {tb:,} | {ta:,} | {(tb - ta) / tb:.1%} | {fk}/{fa} | {total_bad} | '
               f'{sum(r[7] for r in rows) * 1e3:.1f} | {nd:,} | {np:,} |')
     met = (tb - ta) / tb >= TARGET and fk == fa and total_bad == 0
+    md += ['', f'Median reduction per catalog: {statistics.median(r[4] for r in rows):.1%}.']
     md += ['', f'Target: >= {TARGET:.0%} combined compact-token reduction with zero facts lost: {(tb - ta) / tb:.1%}, '
                f'{fa - fk} facts lost, {total_bad} invariant violations ({"met" if met else "NOT met"}).']
     for l in lost_all[:10]: md.append(f'- fact lost in {l}')
@@ -139,10 +222,17 @@ def run() -> str:
     for rule, patch in RULES.items():
         with patched(**patch): off = total_after()
         md.append(f'| {rule} | {off:,} | {off - base:,} | {(off - base) / tb:.1%} |')
+    saved = pointer_savings(cats)
+    md.append(f'| *measured, not applied:* a property description repeated verbatim in a later tool of the catalog replaced by '
+              f'"see <first tool>" | {base - saved:,} | {saved:,} | {saved / tb:.1%} |')
+    md += ['', 'The last row is an indirection, not a rule: the agent would get the text back only from the first tool that carries it, '
+               'in the same tools/list; a host that shows tools one at a time, filters them or loads them lazily would lose it, and the '
+               "retention suite (which reads each tool alone) would count those facts lost. So it is not applied."]
     md += ['', 'Facts: the retention suite of tests/test_shrink_retention.py (valid call, tool choice, safety; English, Chinese, '
                'and our ja/ko/de/fr/es translations), applied to every catalog holding the tool and the fact. Lazy loading: the compact '
                'tokens a host pays up front when it sends only names + descriptions (and loads schemas on demand), or only names + input '
                'schemas (no tool descriptions). shrink = one `caveman.shrink.shrink` call into an in-memory store, median of 5 runs; '
                'invariants as in the test suite (selection profile, keywords at their paths, `$ref`s, names and order, envelopes and '
                'annotations byte-identical, idempotence, byte-exact recover, validation equivalence under `jsonschema`).']
+    md += scale(cats)
     return '\n'.join(md)

@@ -213,7 +213,7 @@ def toon(op: Param('encode (JSON -> TOON) or decode (TOON -> JSON)', str, opt=Fa
     return Reply((text + '\n').encode('utf-8', 'surrogatepass'))
 
 # %% ../nbs/64_cli.ipynb #ce2cf72b
-def install(host: Param('agent host', str, opt=False, choices=['claude-code']),
+def install(host: Param('agent host', str, opt=False, choices=['claude-code', 'gemini-cli', 'codex']),
             scope: Param('user (~/.claude), project (.claude/settings.json, .mcp.json) or local (.claude/settings.local.json)', str,
                          choices=['user', 'project', 'local']) = 'user',
             dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
@@ -221,21 +221,29 @@ def install(host: Param('agent host', str, opt=False, choices=['claude-code']),
             project: Param('the project directory of the project and local scopes', str) = '.') -> Reply:
     "Install caveman's PostToolUse hook and MCP server into HOST's settings; a settings file that is not a JSON object fails with `cave_settings_invalid` and nothing written."
     from caveman import hooks
+    if host != 'claude-code': return _install_host(host, True, scope, project, dry_run, not no_mcp)
     try: changes = hooks.plan(True, scope, project, mcp=not no_mcp)
     except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
     if dry_run: return Reply((hooks.diff(changes) or 'no change: caveman is installed\n').encode())
     return Reply(('\n'.join(hooks.apply(changes) or ['no change: caveman is installed']) + '\n').encode())
 
-def uninstall(host: Param('agent host', str, opt=False, choices=['claude-code']),
+def uninstall(host: Param('agent host', str, opt=False, choices=['claude-code', 'gemini-cli', 'codex']),
               scope: Param('user, project or local, as given to install', str, choices=['user', 'project', 'local']) = 'user',
               dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
               project: Param('the project directory of the project and local scopes', str) = '.') -> Reply:
     "Remove caveman's hook and MCP server from HOST's settings, leaving everything else as it was."
     from caveman import hooks
+    if host != 'claude-code': return _install_host(host, False, scope, project, dry_run)
     try: changes = hooks.plan(False, scope, project)
     except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
     if dry_run: return Reply((hooks.diff(changes) or 'no change: caveman is not installed\n').encode())
     return Reply(('\n'.join(hooks.apply(changes) or ['no change: caveman is not installed']) + '\n').encode())
+
+def _install_host(host, install, scope, project, dry_run, mcp=True) -> Reply:
+    "Gemini CLI and Codex: `hooks.install_host`, its errors as `cave_settings_invalid`."
+    from caveman import hooks
+    try: return Reply(hooks.install_host(host, install, scope, project, dry_run, mcp).encode())
+    except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
 
 def _dashes(a: str) -> str:
     "`--dry-run` -> `--dry_run`: options may be spelled with dashes."
@@ -291,7 +299,9 @@ USAGE = """usage: caveman <command> [options]
   store migrate --from sqlite:PATH --to postgresql://…
                                   copy a local store into a shared PostgreSQL store (resumable, hash-verified)
   hook claude-code [--recovery]   PostToolUse hook: the event on stdin, the replacement (or nothing) on stdout
+  hook gemini-cli|codex [--recovery]   the same for Gemini CLI (AfterTool) and Codex (PostToolUse)
   install claude-code [--scope user|project|local] [--dry-run] [--no-mcp]
+  install gemini-cli [--scope user|project] [--dry-run] [--no-mcp]; install codex [--dry-run] [--no-mcp]
                                   merge the hook and caveman-mcp into Claude Code's settings
   uninstall claude-code [--scope S] [--dry-run]
                                   take them out again

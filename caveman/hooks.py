@@ -4,10 +4,12 @@
 
 # %% auto #0
 __all__ = ['DEFAULT_INCLUDE', 'MIN_BYTES', 'MAX_CHARS', 'MAX_PERSISTED', 'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE',
-           'HOOK_MATCHER', 'SERVER_NAME', 'SCOPES', 'HookError', 'Policy', 'is_caveman_tool', 'wants', 'caveman_home',
-           'config_path', 'load_policy', 'lossless_view', 'handle_line', 'compress_text', 'fit_view', 'claude_code',
-           'run_hook', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan', 'apply',
-           'diff']
+           'HOOK_MATCHER', 'SERVER_NAME', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL',
+           'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'Policy', 'is_caveman_tool', 'wants',
+           'caveman_home', 'config_path', 'load_policy', 'lossless_view', 'handle_line', 'compress_text', 'fit_view',
+           'claude_code', 'run_hook', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server',
+           'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex',
+           'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import fnmatch, json, os, sys
@@ -409,3 +411,249 @@ def apply(changes: list[tuple[Path, str, str]]) -> list[str]:
 def diff(changes) -> str:
     "The planned changes as one unified diff."
     return ''.join(''.join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f'{p} (before)', f'{p} (after)')) for p, old, new in changes)
+
+# %% ../nbs/63_hooks.ipynb #578f39cd
+GEMINI_TOOLS = {'run_shell_command': 'Bash', 'read_file': 'Read', 'grep_search': 'Grep', 'glob': 'Glob', 'web_fetch': 'WebFetch'}
+GEMINI_NOTE = ('(caveman) The tool ran; Gemini CLI labels every result a hook replaces as an error. '
+               'What follows is caveman\'s view of its result.\n')
+_UNTRUSTED = re.compile(r'\A<untrusted_context>\n([\s\S]*)\n</untrusted_context>\Z')
+_SHELL_TAIL = re.compile(r'^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ')
+
+def gemini_tool_name(event: dict) -> str:
+    "The policy name (Claude Code's spelling) of a Gemini CLI tool call: `Bash` for `run_shell_command`, `mcp__<server>__<tool>` for an MCP tool."
+    tool, mcp = event.get('tool_name'), event.get('mcp_context')
+    if isinstance(mcp, dict) and isinstance(mcp.get('server_name'), str) and isinstance(mcp.get('tool_name'), str):
+        return f"mcp__{mcp['server_name']}__{mcp['tool_name']}"
+    if tool.startswith('mcp_'): return 'mcp__' + tool[4:]    # `mcp_<server>_<tool>`: server and tool not told apart
+    return GEMINI_TOOLS.get(tool, tool)
+
+def _gemini_text(text: str, view, shell: bool) -> str | None:
+    m = _UNTRUSTED.match(text)
+    inner = m.group(1) if m else text
+    wrap = (lambda s: f'<untrusted_context>\n{s}\n</untrusted_context>') if m else (lambda s: s)
+    if not shell or not inner.startswith('Output: '): 
+        v = view(inner)
+        return None if v is None else wrap(v.rstrip('\n'))
+    lines = inner[len('Output: '):].split('\n')
+    tail = []
+    while lines and _SHELL_TAIL.match(lines[-1]): tail.insert(0, lines.pop())
+    v = view('\n'.join(lines) + '\n')
+    return None if v is None else wrap('Output: ' + v.rstrip('\n') + ''.join('\n' + t for t in tail))
+
+# %% ../nbs/63_hooks.ipynb #10b211a0
+def gemini_cli(event: dict, policy: Policy, recovery: bool) -> dict | None:
+    "The Gemini CLI AfterTool answer for hook `event` (a dict) — `{decision: 'deny', reason: note + view}` — or None to keep the tool's result; raises `HookError` on a malformed event."
+    if not isinstance(event, dict): raise HookError('the hook input is not a JSON object')
+    if not isinstance(event.get('tool_name'), str): raise HookError('the hook input has no tool_name')
+    if event.get('hook_event_name', 'AfterTool') != 'AfterTool': return None
+    resp = event.get('tool_response')
+    if not isinstance(resp, dict) or resp.get('error'): return None
+    tool = gemini_tool_name(event)
+    if not wants(policy, tool, event.get('tool_input')): return None
+    view = lambda text: compress_text(text, recovery, policy)
+    content, shell = resp.get('llmContent'), tool == 'Bash'
+    if isinstance(content, str): new = _gemini_text(content, view, shell)
+    elif isinstance(content, list) and content and all(isinstance(p, dict) and set(p) == {'text'} and isinstance(p['text'], str) for p in content):
+        parts = [_gemini_text(p['text'], view, shell) for p in content]
+        new = None if all(p is None for p in parts) else '\n'.join(n if n is not None else p['text'] for n, p in zip(parts, content))
+    else: new = None
+    return None if new is None else {'decision': 'deny', 'reason': GEMINI_NOTE + new}
+
+HOSTS['gemini-cli'] = gemini_cli
+
+# %% ../nbs/63_hooks.ipynb #3d6df3dc
+GEMINI_MATCHER = 'run_shell_command|read_file|grep_search|glob|web_fetch|mcp_.*'
+
+def _is_host_hook(cmd, host: str) -> bool:
+    "True when the hook command string `cmd` is caveman's hook for `host`."
+    return isinstance(cmd, str) and f' hook {host}' in cmd and 'caveman' in cmd.split(f' hook {host}')[0].rsplit('/', 1)[-1]
+
+def _merge_event_hook(settings: dict, event: str, host: str, entry: dict | None) -> dict:
+    "A copy of `settings` whose `hooks[event]` list holds `entry` instead of any caveman `host` hook (None: only removed); other hooks kept."
+    s = json.loads(json.dumps(settings))
+    hooks = s.get('hooks', {})
+    if not isinstance(hooks, dict): raise HookError('"hooks" in the settings file is not an object')
+    groups = hooks.get(event, [])
+    if not isinstance(groups, list): raise HookError(f'"hooks.{event}" in the settings file is not a list')
+    out = []
+    for g in groups:
+        if isinstance(g, dict) and isinstance(g.get('hooks'), list):
+            kept = [h for h in g['hooks'] if not (isinstance(h, dict) and _is_host_hook(h.get('command'), host))]
+            if not kept and g['hooks']: continue
+            g = dict(g, hooks=kept)
+        out.append(g)
+    if entry: out.append(entry)
+    if out: hooks[event] = out
+    else: hooks.pop(event, None)
+    if hooks: s['hooks'] = hooks
+    else: s.pop('hooks', None)
+    return s
+
+def gemini_plan(install: bool, scope: str = 'user', project: str = '.', home: str | None = None, mcp: bool = True) -> list[tuple[Path, str, str]]:
+    "`[(file, old text, new text)]` for the Gemini CLI settings file that `install` (or uninstall) changes; raises `HookError` before anything is written."
+    if scope not in ('user', 'project'): raise HookError(f'unknown scope {scope!r} for gemini-cli: use user or project')
+    base = Path(home or os.path.expanduser('~')) if scope == 'user' else Path(project).resolve()
+    p = base / '.gemini' / 'settings.json'
+    old = p.read_text(encoding='utf-8') if p.exists() else ''
+    doc = _load(p)
+    entry = None
+    if install:
+        cmd = f'{_exe("caveman")} hook gemini-cli' + (' --recovery' if mcp else '')
+        entry = {'matcher': GEMINI_MATCHER, 'hooks': [{'type': 'command', 'name': 'caveman', 'command': cmd, 'timeout': 60000}]}
+    new = _merge_event_hook(doc, 'AfterTool', 'gemini-cli', entry)
+    server = {'command': _exe('caveman-mcp'), 'args': []} if install and mcp else None
+    new = merge_server(new, ['mcpServers'], server)
+    return [] if new == doc else [(p, old, _text(new) if new or old else '')]
+
+# %% ../nbs/63_hooks.ipynb #029f49ab
+MAX_ROLLOUT_TAIL = 8 * 1024 * 1024   # bytes of the rollout file read back for the command
+CODEX_CUT = 'Warning: truncated output'
+CODEX_PERSIST_CUT = '... command output truncated for persistence ...'
+
+def codex_command(transcript_path, call_id) -> dict:
+    "The finished command `call_id` from the tail of Codex's rollout file (JSON lines): `{exit_code, aggregated_output}` as far as present, else {}."
+    if not isinstance(transcript_path, str) or not isinstance(call_id, str): return {}
+    try:
+        with open(transcript_path, 'rb') as f:
+            f.seek(0, 2); size = f.tell(); f.seek(max(0, size - MAX_ROLLOUT_TAIL)); data = f.read()
+    except OSError: return {}
+    for line in reversed(data.split(b'\n')):
+        if call_id.encode() not in line or b'exit_code' not in line: continue
+        try: item = json.loads(line).get('payload', {}).get('item', {})
+        except (ValueError, AttributeError): continue
+        if isinstance(item, dict) and item.get('id') == call_id and isinstance(item.get('exit_code'), int):
+            return {k: item[k] for k in ('exit_code', 'aggregated_output') if k in item}
+    return {}
+
+def codex(event: dict, policy: Policy, recovery: bool) -> dict | None:
+    "The Codex PostToolUse answer for hook `event` (a dict) — `{decision: 'block', reason: exit code line + view}` — or None to keep the output; raises `HookError` on a malformed event."
+    if not isinstance(event, dict): raise HookError('the hook input is not a JSON object')
+    tool, resp = event.get('tool_name'), event.get('tool_response')
+    if not isinstance(tool, str): raise HookError('the hook input has no tool_name')
+    if event.get('hook_event_name', 'PostToolUse') != 'PostToolUse' or tool != 'Bash' or not isinstance(resp, str): return None
+    if not wants(policy, tool, event.get('tool_input')): return None
+    cmd = codex_command(event.get('transcript_path'), event.get('tool_use_id'))
+    full, note = resp, ''
+    if resp.startswith(CODEX_CUT):
+        agg = cmd.get('aggregated_output')
+        if isinstance(agg, str) and CODEX_PERSIST_CUT not in agg: full = agg
+        else: note = '(caveman) Codex passed on only the head and tail of this output; the view and its handle cover those.\n'
+    v = compress_text(full, recovery, policy)
+    if v is None: return None
+    head = '' if 'exit_code' not in cmd else f'Process exited with code {cmd["exit_code"]}\nOutput:\n'
+    return {'decision': 'block', 'reason': head + note + v}
+
+HOSTS['codex'] = codex
+
+# %% ../nbs/63_hooks.ipynb #bee6ebd3
+def codex_home(home: str | None = None) -> Path:
+    "Codex's home: `$CODEX_HOME`, else `~/.codex` (under `home` when given)."
+    env = os.environ.get('CODEX_HOME', '')
+    return Path(env) if env and home is None else Path(home or os.path.expanduser('~')) / '.codex'
+
+def codex_plan(install: bool, home: str | None = None, mcp: bool = True) -> list[tuple[Path, str, str]]:
+    "`[(file, old text, new text)]` for Codex's `hooks.json` that `install` (or uninstall) changes; raises `HookError` before anything is written."
+    p = codex_home(home) / 'hooks.json'
+    old = p.read_text(encoding='utf-8') if p.exists() else ''
+    doc = _load(p)
+    entry = None
+    if install:
+        cmd = f'{_exe("caveman")} hook codex' + (' --recovery' if mcp else '')
+        entry = {'matcher': 'Bash', 'hooks': [{'type': 'command', 'command': cmd, 'timeout': 60}]}
+    new = _merge_event_hook(doc, 'PostToolUse', 'codex', entry)
+    return [] if new == doc else [(p, old, _text(new) if new or old else '')]
+
+# %% ../nbs/63_hooks.ipynb #7d8ede86
+class CodexAppServer:
+    "A `codex app-server` process for the install: `.call(method, params) -> result`; raises `HookError` when codex is missing or answers an error."
+    def __init__(self, codex_bin: str | None = None, env: dict | None = None, cwd: str | None = None):
+        import subprocess   # here, not at the top: the hook process never needs it
+        exe = codex_bin or shutil.which('codex')
+        if not exe: raise HookError('the codex binary is not on PATH: caveman asks Codex itself to trust its hook')
+        try: self.p = subprocess.Popen([exe, 'app-server'], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                       env=env, cwd=cwd)
+        except OSError as e: raise HookError(f'cannot run {exe} app-server: {e}') from None
+        self.n = 0
+        self.call('initialize', {'clientInfo': {'name': 'caveman', 'version': '1'}})
+        self._send({'jsonrpc': '2.0', 'method': 'initialized'})
+
+    def _send(self, msg: dict):
+        self.p.stdin.write((json.dumps(msg) + '\n').encode()); self.p.stdin.flush()
+
+    def call(self, method: str, params: dict):
+        self.n += 1
+        self._send({'jsonrpc': '2.0', 'id': self.n, 'method': method, 'params': params})
+        while True:
+            line = self.p.stdout.readline()
+            if not line: raise HookError(f'codex app-server closed before answering {method}')
+            try: msg = json.loads(line)
+            except ValueError: continue
+            if msg.get('id') != self.n: continue
+            if 'error' in msg: raise HookError(f'codex app-server refused {method}: {msg["error"].get("message", msg["error"])}')
+            return msg.get('result')
+
+    def close(self):
+        try: self.p.stdin.close(); self.p.wait(timeout=30)
+        except Exception: self.p.kill()
+
+    def __enter__(self): return self
+    def __exit__(self, *a): self.close()
+
+# %% ../nbs/63_hooks.ipynb #8acb0cb0
+CODEX_STORE_VARS = ('CAVEMAN_HOME', 'CAVEMAN_CCR_DB', 'CAVEMAN_CCR_URL', 'CAVEMAN_CCR_MAX_BYTES')
+
+def codex_config_edits(server, hooks_json: Path, install: bool, mcp: bool = True) -> list[dict]:
+    "The `config/batchWrite` edits for Codex's `config.toml`: caveman's MCP server and the trust of each caveman hook in `hooks_json` (or their removal)."
+    listed = server.call('hooks/list', {'cwds': [str(Path.cwd())]})
+    hooks = [h for d in listed.get('data', []) for h in d.get('hooks', [])]
+    ours = [h for h in hooks if h.get('sourcePath') == str(hooks_json) and _is_host_hook(h.get('command'), 'codex')]
+    edits = []
+    for h in ours:
+        trusted = install and h.get('trustStatus') != 'trusted'
+        if trusted or not install:
+            edits.append({'keyPath': f'hooks.state.{json.dumps(h["key"])}', 'mergeStrategy': 'replace',
+                          'value': {'trusted_hash': h['currentHash']} if install else None})
+    cfg = server.call('config/read', {}).get('config', {})
+    have = (cfg.get('mcp_servers') or {}).get(SERVER_NAME)
+    want = {'command': _exe('caveman-mcp'), 'args': [], 'env_vars': list(CODEX_STORE_VARS)} if install and mcp else None
+    if want is not None and (not isinstance(have, dict) or {k: have.get(k) for k in want} != want):
+        edits.append({'keyPath': f'mcp_servers.{SERVER_NAME}', 'value': want, 'mergeStrategy': 'replace'})
+    if want is None and isinstance(have, dict) and 'caveman-mcp' in str(have.get('command', '')):
+        edits.append({'keyPath': f'mcp_servers.{SERVER_NAME}', 'value': None, 'mergeStrategy': 'replace'})
+    return edits
+
+def install_codex(install: bool, mcp: bool = True, dry_run: bool = False, home: str | None = None, codex_bin: str | None = None) -> str:
+    "Install (or uninstall) caveman in Codex: `hooks.json` merged and backed up, then `config.toml` through `codex app-server`; returns the report lines (a diff on a dry run)."
+    changes = codex_plan(install, home, mcp)
+    hooks_json = codex_home(home) / 'hooks.json'
+    if dry_run:
+        lines = [diff(changes)] if changes else []
+        if install: lines.append(f'and in {codex_home(home) / "config.toml"} through codex app-server: the trust of the caveman hook'
+                                 + (' and mcp_servers.caveman' if mcp else '') + '\n')
+        else: lines.append(f'and in {codex_home(home) / "config.toml"} through codex app-server: caveman\'s hook trust and mcp_servers.caveman removed\n')
+        return ''.join(lines)
+    env = dict(os.environ, CODEX_HOME=str(codex_home(home)))
+    with CodexAppServer(codex_bin, env) as server:
+        if not install: edits = codex_config_edits(server, hooks_json, install, mcp)   # while Codex still lists the hook
+        out = apply(changes)
+        if install: edits = codex_config_edits(server, hooks_json, install, mcp)       # once Codex lists the hook
+        if edits:
+            cfg = codex_home(home) / 'config.toml'
+            if cfg.exists(): shutil.copy2(cfg, str(cfg) + '.caveman.bak')
+            r = server.call('config/batchWrite', {'edits': edits})
+            out.append(f'updated {r.get("filePath", cfg)} through codex app-server: ' + ', '.join(e['keyPath'] for e in edits)
+                       + (f' (backup: {cfg}.caveman.bak)' if (Path(str(cfg) + '.caveman.bak')).exists() else ''))
+    return '\n'.join(out or ['no change: ' + ('caveman is installed' if install else 'caveman is not installed')]) + '\n'
+
+# %% ../nbs/63_hooks.ipynb #7e82eabc
+def install_host(host: str, install: bool, scope: str = 'user', project: str = '.', dry_run: bool = False, mcp: bool = True,
+                 home: str | None = None) -> str:
+    "Install (or uninstall) caveman into `host` (`gemini-cli` or `codex`); returns the report text (a unified diff on a dry run); raises `HookError` before writing on a bad settings file, scope or host."
+    done = 'no change: ' + ('caveman is installed' if install else 'caveman is not installed') + '\n'
+    if host == 'codex':
+        if scope != 'user': raise HookError('Codex trusts hooks only in the user layer ($CODEX_HOME): use --scope user')
+        return install_codex(install, mcp, dry_run, home)
+    if host != 'gemini-cli': raise HookError(f'unknown host {host!r}')
+    changes = gemini_plan(install, scope, project, home, mcp)
+    if dry_run: return diff(changes) or done
+    return '\n'.join(apply(changes) or [done.rstrip('\n')]) + '\n'

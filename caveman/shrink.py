@@ -12,8 +12,6 @@ import json, os, sys
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from fastcore.script import Param, store_true, anno_parser
-
 from . import ccr
 from .engine import Engine, Result, RecoveryStoreError, as_bytes
 from .tokens import Counter
@@ -212,11 +210,17 @@ def run(verb: str = 'shrink', arg: str | None = None, as_json: bool = False,
 # %% ../nbs/41_shrink.ipynb #e7f4ea70
 _VERBS = ['shrink', 'lint', 'recover', 'help']
 
-def _arguments(verb: Param('shrink (default): the catalog FILE or stdin; lint FILE|-; recover HANDLE', str, opt=False, nargs='?',
-                           choices=_VERBS) = 'shrink',
-               arg: Param('the catalog FILE for shrink or lint (- is stdin), the recovery HANDLE for recover', str, opt=False, nargs='?') = None,
-               json: Param('lint: print the report as one JSON line', store_true) = False):
-    "Shrink an MCP / OpenAI / Anthropic tool catalog: FILE or stdin -> stdout, a JSON report on stderr; savings measured on compact JSON."
+def _parser():
+    "The `caveman-shrink` argument parser: an optional verb, an optional FILE / HANDLE, `--json`."
+    import argparse
+    p = argparse.ArgumentParser(prog='caveman-shrink', description='Shrink an MCP / OpenAI / Anthropic tool catalog: FILE or stdin -> '
+                                'stdout, a JSON report on stderr; savings measured on compact JSON.',
+                                formatter_class=lambda prog: argparse.HelpFormatter(prog, width=120))
+    p.add_argument('verb', nargs='?', default='shrink', choices=_VERBS, metavar='verb',
+                   help='shrink (default): the catalog FILE or stdin; lint FILE|-; recover HANDLE; help')
+    p.add_argument('arg', nargs='?', default=None, help='the catalog FILE for shrink or lint (- is stdin), the recovery HANDLE for recover')
+    p.add_argument('--json', action='store_true', help='lint: print the report as one JSON line')
+    return p
 
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` or `--version` (reference §8.2)."
@@ -227,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv and argv[0] not in _VERBS and (argv[0] == '-' or (not argv[0].startswith('-') and os.path.exists(argv[0]))):
         argv = ['shrink'] + argv                            # `caveman-shrink FILE` is `caveman-shrink shrink FILE`
-    parser = anno_parser(_arguments, 'caveman-shrink')
+    parser = _parser()
     args = parser.parse_intermixed_args(argv)
     if args.verb == 'help':
         sys.stdout.write(parser.format_help()); sys.stdout.flush()

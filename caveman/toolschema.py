@@ -6,10 +6,10 @@
 __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'WHOLE_DESCRIPTION_BYTES', 'DROP_KEYWORDS',
            'VERBATIM_KEYWORDS', 'NAME_MAPS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'COMPRESSOR', 'ANNOTATION_KEYWORDS',
            'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_typed',
-           'dumps_compact', 'extract_tools', 'selection_profile', 'example_spans', 'is_fact', 'split_sentences',
-           'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples', 'reduce_description',
-           'same_under_default_dialect', 'property_names', 'compress_schema', 'compress_envelope', 'compress_document',
-           'compress_toolschema', 'strip_annotations']
+           'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word', 'example_spans', 'is_fact',
+           'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples',
+           'drop_schema_restatements', 'reduce_description', 'same_under_default_dialect', 'property_names',
+           'compress_schema', 'compress_envelope', 'compress_document', 'compress_toolschema', 'strip_annotations']
 
 # %% ../nbs/25_toolschema.ipynb #c97d905a
 import json, re
@@ -18,20 +18,29 @@ from .compressors.base import Compressor
 from .jsonlex import loads_lexical
 
 class JSONInt(int):
-    "A JSON integer that remembers its source lexeme (`-0`, a 30-digit id), so `dumps_compact` never respells it (SPEC §14.6)."
+    "A JSON integer that remembers its source lexeme (`-0`), so `dumps_compact` never respells it (SPEC §14.6); `made`: whether one was ever made."
+    made = False
     def __new__(cls, lexeme: str):
         obj = super().__new__(cls, lexeme); obj.lexeme = lexeme
+        JSONInt.made = True
         return obj
 
 class JSONFloat(float):
     "A JSON number with a fraction or exponent that remembers its source lexeme (`1.50`, `1e9`), so `dumps_compact` never respells it."
     __slots__ = ('lexeme',)
+    made = False
     def __new__(cls, lexeme: str):
         obj = super().__new__(cls, lexeme); obj.lexeme = lexeme
+        JSONFloat.made = True
         return obj
 
 def _typed_number(lexeme: str):
-    return JSONFloat(lexeme) if '.' in lexeme or 'e' in lexeme or 'E' in lexeme else JSONInt(lexeme)
+    "A plain `int`/`float` when Python spells it back as `lexeme`, else a `JSONInt`/`JSONFloat` that remembers it."
+    if '.' in lexeme or 'e' in lexeme or 'E' in lexeme:
+        f = float(lexeme)
+        return f if repr(f) == lexeme else JSONFloat(lexeme)
+    i = int(lexeme)
+    return i if lexeme[0] != '-' or i else JSONInt(lexeme)      # only `-0` is respelled (as `0`)
 
 def loads_typed(data: bytes | str):
     "Parse exactly one JSON value (UTF-8 bytes or text) with the package's reader `caveman.jsonlex.loads_lexical`, numbers as `JSONInt`/`JSONFloat`; raises `ValueError` on bad UTF-8, malformed JSON, trailing values, NaN/Infinity, a repeated member name or nesting too deep."
@@ -45,13 +54,31 @@ def _dump_str(s: str) -> str:
     "A JSON string literal: non-ASCII as UTF-8 text, only lone surrogates (not encodable in UTF-8) as `\\u` escapes."
     return _LONE_SURROGATE.sub(lambda m: f'\\u{ord(m[0]):04x}', json.dumps(s, ensure_ascii=False))
 
-def dumps_compact(value) -> str:
-    "Compact JSON text of a parsed value: key order as given, `JSONInt`/`JSONFloat` as read, non-ASCII text as is (not `\\u` escaped)."
+def _dumps_slow(value) -> str:
     if isinstance(value, (JSONInt, JSONFloat)): return value.lexeme
     if isinstance(value, str): return _dump_str(value)
-    if isinstance(value, dict): return '{' + ','.join(_dump_str(k) + ':' + dumps_compact(v) for k, v in value.items()) + '}'
-    if isinstance(value, list): return '[' + ','.join(dumps_compact(v) for v in value) + ']'
+    if isinstance(value, dict): return '{' + ','.join(_dump_str(k) + ':' + _dumps_slow(v) for k, v in value.items()) + '}'
+    if isinstance(value, list): return '[' + ','.join(_dumps_slow(v) for v in value) + ']'
     return json.dumps(value)
+
+def _remembers_lexemes(value) -> bool:
+    "Whether a `JSONInt`/`JSONFloat` occurs anywhere in `value` (never, while this process has made none)."
+    if not (JSONInt.made or JSONFloat.made): return False
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict): stack.extend(v.values())
+        elif isinstance(v, list): stack.extend(v)
+        elif isinstance(v, (JSONInt, JSONFloat)): return True
+    return False
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(',', ':'), check_circular=False).encode
+
+def dumps_compact(value) -> str:
+    "Compact JSON text of a parsed value: key order as given, `JSONInt`/`JSONFloat` as read, non-ASCII text as is (not `\\u` escaped); the C encoder unless a number must keep its lexeme."
+    if _remembers_lexemes(value): return _dumps_slow(value)
+    out = _ENCODE(value)
+    return _LONE_SURROGATE.sub(lambda m: f'\\u{ord(m[0]):04x}', out) if _LONE_SURROGATE.search(out) else out
 
 # %% ../nbs/25_toolschema.ipynb #6f049f2c
 def extract_tools(catalog: bytes | str | object) -> list[dict]:
@@ -144,6 +171,33 @@ FACT_WORDS = regex.compile(r'(?<![\p{L}\p{N}_])(?:' + _LATIN_FACT_WORDS + r')(?!
                            regex.I | regex.X | regex.V0)
 CONSTRAINT_MARKERS = FACT_WORDS  # the name earlier versions exported
 
+# %% ../nbs/25_toolschema.ipynb #1fa0bc28
+def _alternatives(words: str) -> list[str]:
+    "The top-level alternatives of a verbose-regex alternation (comment lines dropped)."
+    text = ' '.join(l for l in words.split('\n') if not l.lstrip().startswith('#'))
+    out, depth, cur = [], 0, ''
+    for c in text:
+        if c == '|' and depth == 0: out.append(cur.strip()); cur = ''; continue
+        depth += (c == '(') - (c == ')')
+        cur += c
+    return [a for a in out + [cur.strip()] if a]
+
+_ALTS = _alternatives(_LATIN_FACT_WORDS)
+_SINGLE = frozenset(a for a in _ALTS if regex.fullmatch(r'\p{L}+', a))
+_STEMS = tuple(a[:-3] for a in _ALTS if regex.fullmatch(r'\p{L}+\\w\*', a))
+_OTHER = [a for a in _ALTS if a not in _SINGLE and not regex.fullmatch(r'\p{L}+\\w\*', a)]
+_OTHER_WORDS = regex.compile(r'(?<![\p{L}\p{N}_])(?:' + '|'.join(_OTHER) + r')(?![\p{L}\p{N}_])', regex.I | regex.X | regex.V0)
+_CJK_WORDS = regex.compile('|'.join(map(regex.escape, _CJK_FACT_WORDS)))
+_WORD = regex.compile(r'[\p{L}\p{N}_]+')
+_WORD_CHARS = regex.compile(r'\w*', regex.V0)   # what `\w*` after a stem matches (not `²`: a number, but no word character)
+
+def has_fact_word(text: str) -> bool:
+    "`bool(FACT_WORDS.search(text))`, about ten times faster: whole words looked up in a set (and by stem), only the multi-word and patterned entries searched."
+    for w in _WORD.findall(text):
+        w = w.lower().replace('i\u0307', 'i')   # İ folds to i, as in the regex's case-insensitive match
+        if w in _SINGLE or w.startswith(_STEMS) and any(w.startswith(t) and _WORD_CHARS.fullmatch(w, len(t)) for t in _STEMS): return True
+    return bool(_OTHER_WORDS.search(text) or (not text.isascii() and _CJK_WORDS.search(text)))
+
 # %% ../nbs/25_toolschema.ipynb #1fb04ad9
 _NUMBER = regex.compile(r'\p{Nd}')
 _FORMAT_PATTERN = regex.compile(r'(?<![\p{L}])(?:(?:YYYY|yyyy|YY|MM|DD|dd|HH|hh|mm|ss|SS)(?:[-/:.T ](?:YYYY|yyyy|MM|DD|dd|HH|hh|mm|ss|SS|Z))+|YYYYMMDD|HHMMSS|HHmmss)(?![\p{L}])')
@@ -154,6 +208,7 @@ _CLOSE = {'[': ']', '{': '}'}
 def _examples(text: str) -> list[tuple[int, int, int]]:
     "`(lead_start, start, end)` of each example literal: where its *such as* / *e.g.* / 例如 begins, and the literal's span."
     found = []
+    if '[' not in text and '{' not in text: return found
     for m in _EXAMPLE_LEAD.finditer(text):
         i = m.end()
         if found and i < found[-1][2]: continue
@@ -189,7 +244,7 @@ def _mentions(text: str, names) -> bool:
 def is_fact(unit: str, names=()) -> bool:
     "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals."
     text = _without_examples(unit)
-    return bool(FACT_WORDS.search(text) or _NUMBER.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
+    return bool(has_fact_word(text) or _NUMBER.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
 
 # %% ../nbs/25_toolschema.ipynb #4b2bc952
 ABBREVIATIONS = frozenset('eg ie etc vs cf al viz resp approx no fig figs dr mr mrs ms prof sr jr st inc ltd corp co dept est'.split())
@@ -266,6 +321,8 @@ _INDENT, _SPACES = regex.compile(r'[ \t]*'), regex.compile(r'[ \t\u00a0]+')
 
 def tidy_lines(text: str) -> list[tuple[str, bool]]:
     "`(line, starts_paragraph)` for each non-blank line of `text` after Markdown decoration and redundant whitespace are removed; indentation kept (tabs as two spaces)."
+    if (text and text[0] not in '#*+•_-' and text == text.strip() and '\n' not in text and '\r' not in text and '\t' not in text
+            and '\u00a0' not in text and '  ' not in text and '**' not in text): return [(text, True)]   # one plain line: nothing to tidy
     out, para = [], True
     for line in text.replace('\r\n', '\n').replace('\r', '\n').split('\n'):
         if not line.strip() or _RULE.match(line):
@@ -309,6 +366,65 @@ def strip_schema_examples(text: str, names) -> str:
             text = text[:lead].rstrip(' ,，:：') + text[b:]
     return text
 
+# %% ../nbs/25_toolschema.ipynb #ebbc184f
+_LIT = r"""'[^'\n]{0,60}'|"[^"\n]{0,60}"|`[^`\n]{0,60}`|[\w#+-]+(?:\.\d+)?"""
+_LIST = rf"(?:{_LIT})(?:\s*,\s*(?:{_LIT}))*(?:\s*,?\s*(?:or|and)\s+(?:{_LIT}))?"
+_CLAUSE = regex.compile(rf"""
+    (?P<optional>optional) | (?P<required>required)
+  | (?:the\s+)?default(?:s|\s+value)?(?:\s+(?:is|to|value\s+is))?\s*[:=]?\s*(?P<default>{_LIT})
+  | (?:(?:it\s+)?(?:can|must)\s+be|either|one\s+of\s*:?|(?:possible|allowed|valid)\s+values(?:\s+are)?\s*:?)\s+(?P<enum>{_LIST})""", regex.I | regex.X)
+_SPOTS = [regex.compile(p, regex.I | regex.X) for p in (
+    r"\s*\((?P<paren>[^()\n]{1,200})\)(?=\s*(?:[.;,:]|$))",           # a parenthetical at a clause end: (optional), (default: 1)
+    r"\s*[,;]\s*(?P<tail>[^;.()\n]{1,200}?)(?=\s*(?:[.;]\s|[.;]?$))",  # a trailing clause: …, default is 600.
+    r"(?:^|(?<=[.!?]\s))(?P<sentence>[^.!?\n]{1,200}?)[.](?:\s+|$)",     # a whole sentence: Defaults to "info".
+    r"^(?P<prefix>optional|required)\s*[:：.-]\s+")]                     # a prefix: Optional: source branch …
+
+_RESTATING = regex.compile(r'optional|required|default|can\s+be|must\s+be|either|one\s+of|values', regex.I)   # in every clause `_CLAUSE` reads
+
+_CLAUSE_START = regex.compile(r'optional|required|the\s+default|default|it\s|can\s|must\s|either\s|one\s+of|possible|allowed|valid', regex.I)
+
+def _unquote(lit: str) -> str: return lit[1:-1] if len(lit) > 1 and lit[0] == lit[-1] and lit[0] in '\'"`' else lit
+
+def _same_value(lit: str, value) -> bool:
+    "Whether a prose literal names exactly the JSON `value`."
+    if isinstance(value, bool): return lit.lower() == str(value).lower()
+    if value is None: return lit.lower() in ('null', 'none')
+    if isinstance(value, str): return _unquote(lit) == value
+    if isinstance(value, (int, float)):
+        try: return float(lit) == float(value)
+        except ValueError: return False
+    return False
+
+def _says_schema(part: str, schema: dict, optional) -> bool:
+    "Whether one clause says only what `schema` (a property's schema) states: optional/required, its default, its enum."
+    part = part.strip()
+    if not _CLAUSE_START.match(part): return False
+    m = _CLAUSE.fullmatch(part)
+    if not m: return False
+    if m['optional']: return optional is True
+    if m['required']: return optional is False
+    if m['default'] is not None: return 'default' in schema and _same_value(m['default'], schema['default'])
+    enum = schema.get('enum')
+    if not isinstance(enum, list) or not enum or not all(isinstance(v, str) for v in enum): return False
+    lits = [_unquote(l) for l in regex.findall(_LIT, regex.sub(r'\s*,?\s*\b(?:or|and)\s+', ', ', m['enum'], flags=regex.I))]
+    return sorted(lits) == sorted(enum)
+
+def drop_schema_restatements(text: str, schema: dict, optional: bool | None = None) -> str:
+    "`text` (a property's description) without the clauses that only restate its `schema`: *optional* / *required* as `optional` (True/False; None: unknown) says, *default is X* where `default` is X, *can be a, b or c* where `enum` is exactly those. Idempotent."
+    if not isinstance(schema, dict) or not _RESTATING.search(text): return text
+    low = text.lower()   # a clause can go only when the schema states its fact: look for that clause's words first
+    if not ((optional is True and 'optional' in low) or (optional is False and 'required' in low) or ('default' in schema and 'default' in low)
+            or (isinstance(schema.get('enum'), list) and regex.search(r'can\s+be|must\s+be|either|one\s+of|values', low))): return text
+    while True:
+        for spot in _SPOTS:
+            m = next((m for m in spot.finditer(text, overlapped=True)
+                      if all(_says_schema(p, schema, optional) for p in (m[m.lastgroup].split(',') if m.lastgroup == 'paren' else [m[m.lastgroup]]))), None)
+            if m is None: continue
+            new = (text[:m.start()] + text[m.end():]).strip()
+            if m.lastgroup == 'prefix': new = new[:1].upper() + new[1:]
+            if new and new != text: text = new; break
+        else: return text
+
 # %% ../nbs/25_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
     "The units (list items, sentences) of tidied `lines`, each with its context `parent`: a list item's header or parent item, a back-referring sentence's predecessor."
@@ -331,15 +447,16 @@ def _units(lines) -> list[dict]:
     return units
 
 def reduce_description(text: str, names=(), params: dict | None = None) -> str:
-    "A description tidied (Markdown decoration, blank lines, extra spaces gone); if longer than 160 UTF-8 bytes, only its lead (<= 100 bytes unless a fact), its fact units and their context, in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
+    "A description tidied (Markdown decoration, blank lines, extra spaces gone, example literals whose keys the schema names dropped); if longer than 160 UTF-8 bytes, only its lead (<= 100 bytes unless a fact), its fact units and their context, in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
     lines = tidy_lines(text.strip())
     tidy = '\n'.join(l for l, _ in lines)
     try: size = len(tidy.encode('utf-8'))
     except UnicodeEncodeError: return tidy  # lone surrogates: no byte arithmetic on them
-    if size <= WHOLE_DESCRIPTION_BYTES: return tidy
+    if size <= WHOLE_DESCRIPTION_BYTES:   # short: whole, but for example literals the schema states
+        return strip_schema_examples(tidy, frozenset(names) | frozenset(params) if isinstance(params, dict) and params else names) or tidy
     units = _units(lines)
     params = params if isinstance(params, dict) else {}
-    names = set(names) | set(params)
+    names = frozenset(names) | frozenset(params)   # a frozenset keeps its hash: `_mentions` looks its pattern up once
     for u in units:
         u['fact'] = is_fact(u['text'], names)
         h = u['parent']
@@ -419,22 +536,41 @@ def same_under_default_dialect(schema: dict) -> bool:
     return d == 2020 or not _differing(schema, d < 2019)
 
 # %% ../nbs/25_toolschema.ipynb #c2e72d42
+_DATA_KEYWORDS = frozenset({'enum', 'const', 'default', 'examples', 'example', 'required'})
+
 def property_names(schema) -> set[str]:
     "Every property name anywhere in a parsed schema (the keys of every `properties` object), the names a description may refer to."
-    found = set()
-    if isinstance(schema, dict):
-        for k, v in schema.items():
-            if k in ('enum', 'const', 'default', 'examples', 'example', 'required'): continue
-            if k == 'properties' and isinstance(v, dict): found |= set(v)
-            found |= property_names(v)
-    elif isinstance(schema, list):
-        for v in schema: found |= property_names(v)
+    found, stack = set(), [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in _DATA_KEYWORDS or not isinstance(v, (dict, list)): continue
+                if k == 'properties' and isinstance(v, dict): found.update(v)
+                stack.append(v)
+        elif isinstance(node, list): stack.extend(node)
     return found
 
 # %% ../nbs/25_toolschema.ipynb #7bcd30cf
-def compress_schema(schema, _targets=None, _path: tuple = (), _names: tuple = ()):
-    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference) and descriptions reduced; `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
-    if _targets is None: _targets, _names = _ref_targets(schema), tuple(property_names(schema))
+_CONDITIONAL = frozenset({'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies'})
+
+def _optional_flags(schema: dict) -> dict:
+    "`{property: True (optional) / False (required) / None (may be required by a conditional keyword)}` for an object schema's `properties`."
+    props = schema.get('properties') if isinstance(schema.get('properties'), dict) else {}
+    required = schema.get('required') if isinstance(schema.get('required'), list) else []
+    conditional = bool(_CONDITIONAL & schema.keys())
+    return {p: False if p in required else None if conditional else True for p in props}
+
+def _property_description(text: str, schema: dict, optional, names) -> str:
+    "A property's description without its schema restatements, then reduced; repeated until stable (idempotent)."
+    while True:
+        new = reduce_description(drop_schema_restatements(text, schema, optional), names=names)
+        if new == text or drop_schema_restatements(new, schema, optional) == new: return new
+        text = new
+
+def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=...):
+    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced and property descriptions stripped of what the schema states; `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
+    if _targets is None: _targets, _names = _ref_targets(schema), frozenset(property_names(schema))
     if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
     out = {}
@@ -443,8 +579,11 @@ def compress_schema(schema, _targets=None, _path: tuple = (), _names: tuple = ()
         if key == '$schema' and not same_under_default_dialect(schema): out[key] = value; continue
         if key in DROP_KEYWORDS and not _ref_needs(_path, key, _targets): continue
         if key == 'description' and isinstance(value, str):
-            out[key] = reduce_description(value, names=_names)
+            out[key] = reduce_description(value, names=_names) if _optional is ... else _property_description(value, schema, _optional, _names)
         elif key in VERBATIM_KEYWORDS: out[key] = value
+        elif key == 'properties' and isinstance(value, dict):
+            flags = _optional_flags(schema)
+            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, flags[name]) for name, sub in value.items()}
         elif key in NAME_MAPS and isinstance(value, dict):
             out[key] = {name: compress_schema(sub, _targets, here + (name,), _names) for name, sub in value.items()}
         else: out[key] = compress_schema(value, _targets, here, _names)
@@ -460,11 +599,13 @@ def compress_envelope(tool):
     if not isinstance(tool, dict): return tool
     schema = _argument_schema(tool)
     params = schema.get('properties') if isinstance(schema.get('properties'), dict) else {}
+    names = frozenset(property_names(schema))
     out = {}
     for key, value in tool.items():
-        if key in SCHEMA_KEYS: out[key] = compress_schema(value)
+        if key in SCHEMA_KEYS:
+            out[key] = compress_schema(value, _ref_targets(value), (), names) if value is schema else compress_schema(value)
         elif key == 'function': out[key] = compress_envelope(value)
-        elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, names=property_names(schema), params=params)
+        elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, names=names, params=params)
         else: out[key] = value
     return out
 

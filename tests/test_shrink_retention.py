@@ -36,7 +36,11 @@ FACTS = [
     ('npm_playwright', 'browser_find', ('properties', 'regex', 'description'), 'Provide either text or regex, not both.', 'valid-call'),
     ('npm_playwright', 'browser_fill_form', ('properties', 'fields', 'items', 'properties', 'value', 'description'),
      'If the field is a checkbox, the value should be `true` or `false`.', 'valid-call'),
-    ('npm_playwright', 'browser_take_screenshot', ('properties', 'scale', 'description'), 'Default is css.', 'valid-call'),
+    # a default the schema states (`"default": "css"`): the prose restatement may go, the keyword must stay
+    ('npm_playwright', 'browser_take_screenshot', ('properties', 'scale'), {'default': 'css', 'enum': ['css', 'device']}, 'valid-call'),
+    # defaults stated only in prose (no `default` keyword): the sentence must stay
+    ('npm_playwright', 'browser_console_messages', ('properties', 'all', 'description'), 'Defaults to false.', 'valid-call'),
+    ('npm_playwright', 'browser_click', ('properties', 'button', 'description'), 'defaults to left', 'valid-call'),
     ('npm_playwright', 'browser_take_screenshot', ('properties', 'filename', 'description'),
      'If not specified, the screenshot is saved into the output directory as `page-{timestamp}.{png|jpeg|webp}`.', 'valid-call'),
     ('npm_playwright', 'browser_run_code_unsafe', ('properties', 'code', 'description'),
@@ -123,8 +127,10 @@ def text_at(t: dict, where) -> str:
     return node
 
 
-def survives(fact, text: str) -> bool:
-    "Whether `fact` (or every part of a tuple, in order) occurs in `text`, whitespace runs compared as one space."
+def survives(fact, text) -> bool:
+    """Whether `fact` (or every part of a tuple, in order) occurs in `text`, whitespace runs compared as one space; a dict
+    `fact` is a set of schema keywords the schema object `text` must carry with those values."""
+    if isinstance(fact, dict): return isinstance(text, dict) and all(k in text and text[k] == v for k, v in fact.items())
     norm = lambda s: ' '.join(s.split())
     text, at = norm(text), 0
     for part in (fact if isinstance(fact, tuple) else (fact,)):
@@ -153,6 +159,18 @@ def test_descriptions_still_shrink(catalogs, shrunk):
     assert '- Generates a solution hypothesis' not in seq and 'When to use this tool:' in seq
     assert 'Returns a git-style diff' not in tool(shrunk['npm_filesystem'], 'edit_file')['description']
     assert 'Returns full paths to all matching items.' not in tool(shrunk['npm_filesystem'], 'search_files')['description']
+
+
+def test_schema_restatements_go(catalogs, shrunk):
+    "Prose that says again what the property's schema states (optional, the default, the enum values) goes; the rest of the description stays."
+    props = lambda cat, name: tool(shrunk[cat], name)['inputSchema']['properties']
+    area = props('npm_chart', 'generate_area_chart')
+    assert area['theme']['description'] == 'Set the theme for the chart.' and area['theme']['default'] == 'default'
+    assert area['width']['description'] == 'Set the width of chart.' and area['width']['default'] == 600
+    assert area['style']['properties']['texture']['description'] == "Set the texture for the chart. 'rough' refers to hand-drawn style."
+    level = props('npm_playwright', 'browser_console_messages')['level']
+    assert 'Defaults to' not in level['description'] and level['default'] == 'info'
+    assert 'Image resolution scale.' in props('npm_playwright', 'browser_take_screenshot')['scale']['description']
 
 
 def test_annotations_byte_identical(catalogs, shrunk):

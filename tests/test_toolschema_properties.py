@@ -1,7 +1,7 @@
 """Property tests: generated JSON-Schema-like catalogs in every catalog shape keep the toolschema invariants
 (selection profile, keywords at their paths, `$ref`s, names and order, valid JSON, idempotence, validation
 equivalence), and description reduction / the byte-splice variant keep theirs."""
-import json
+import json, re
 from urllib.parse import quote
 
 import pytest
@@ -155,3 +155,37 @@ def test_strip_annotations_deletes_only(x):
     for t0, t1 in zip(extract_tools(json.loads(x)), extract_tools(json.loads(y))):
         for (key, s0), (_, s1) in zip(tool_schemas(t0), tool_schemas(t1)):
             assert validation_differences(s0, s1)[0] == [], key
+
+
+FACT_PIECES = ['must', 'not', "can't", 'at least', 'at  most', 'requires', 'İf', 'rfc 3339', 'ISO-8601', 'Muß', 'ne', 'pas', '必须', '最多',
+               'の', '필수', 'x', '_', '2', '²', '-', "'", ' ', '\n', 'É', 'case-insensitive', 'one of', 'formatted']
+
+
+@given(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(FACT_PIECES), max_size=8).map(''.join)))
+def test_fact_words_by_set_match_the_regex(s):
+    "The word-set test answers exactly as the one big alternation it replaces for speed."
+    from caveman.toolschema import has_fact_word, FACT_WORDS
+    assert has_fact_word(s) == bool(FACT_WORDS.search(s))
+
+
+@given(json_values)
+def test_fast_writer_matches_the_lexeme_writer(v):
+    "The C-encoder path of dumps_compact writes what the lexeme-keeping writer writes."
+    from caveman.toolschema import dumps_compact, _dumps_slow, loads_typed
+    assert dumps_compact(v) == _dumps_slow(v)
+    x = loads_typed(json.dumps(v, ensure_ascii=False))
+    assert dumps_compact(x) == _dumps_slow(x)
+
+
+RESTATING = ['optional', 'required', "default is 'a'", 'defaults to 600', 'default: true', "can be 'a' or 'b'", 'either a or b', 'Optional:']
+
+
+@given(st.lists(st.one_of(st.sampled_from(RESTATING), st.sampled_from(FILLER), st.text(max_size=15)), max_size=6).map(lambda p: ', '.join(p) + '.'),
+       st.fixed_dictionaries({}, optional={'default': st.sampled_from(['a', 600, True, None]), 'enum': st.just(['a', 'b'])}),
+       st.sampled_from([True, False, None]))
+def test_restatement_removal_is_idempotent_and_only_removes(text, schema, optional):
+    from caveman.toolschema import drop_schema_restatements
+    r = drop_schema_restatements(text, schema, optional)
+    assert drop_schema_restatements(r, schema, optional) == r
+    words = lambda t: set(re.findall(r'\w+', t.lower()))
+    assert len(r) <= len(text.strip()) and words(r) <= words(text)             # only removes words, never adds
