@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'MAX_HEADING_BYTES', 'MAX_HEADING_WORDS', 'BOILERPLATE_BYTES', 'MIN_BYTES', 'MIN_SECTIONS', 'HEAD',
            'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'sections', 'is_heading', 'flagged', 'heading_keep', 'is_code',
-           'keep_document', 'heading_spans', 'keep_table_headers', 'table_head', 'table_spans', 'must_keep',
-           'compress_text']
+           'keep_document', 'heading_spans', 'keep_table_headers', 'keep_parents', 'table_head', 'table_spans',
+           'must_keep', 'compress_text']
 
 # %% ../../nbs/14_compressors_text.ipynb #3bc0ac96
 import re
@@ -142,6 +142,24 @@ def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
         if any(keep[i + 1:j]): keep[i - 1] = keep[i] = True
     return keep
 
+# %% ../../nbs/14_compressors_text.ipynb #df929a1a
+def _indent(section: str) -> int:
+    "Columns before the first character of `section`, tabs expanded to 8 (man pages mix them with spaces)."
+    first = section.split('\n', 1)[0].expandtabs(8)
+    return len(first) - len(first.lstrip(' '))
+
+def keep_parents(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
+    "Keep flags with, for every kept section, each enclosing section (the nearest one above it that is less indented, and so on up to the margin)."
+    keep, parent, stack = list(keep), [], []
+    for i, s in enumerate(secs):
+        d = _indent(s)
+        while stack and stack[-1][0] >= d: stack.pop()
+        parent.append(stack[-1][1] if stack else None)
+        stack.append((d, i))
+    for i in range(len(secs) - 1, -1, -1):
+        if keep[i] and (p := parent[i]) is not None: keep[p] = True
+    return keep
+
 # %% ../../nbs/14_compressors_text.ipynb #f5086728
 _NORMATIVE = re.compile(r"\b(?:must not|must never|shall not|should not|do not use|deprecated|caution|danger|unsafe|not supported|unsupported|breaking change)\b", re.I)
 _RECORD_HEAD = re.compile(r'commit [0-9a-f]{7,64}\b')
@@ -209,7 +227,7 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     keep = [k or _HTML_BLOCK in s or f or must_keep(s) for k, s, f in zip(heading_keep(secs), secs, forced)]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
-    keep = keep_table_headers(secs, keep_document(secs, keep))
+    keep = keep_parents(secs, keep_table_headers(secs, keep_document(secs, keep)))
     runs = dropped_runs(keep)
     if not runs and not removed: return None
     out, pos = [], 0
