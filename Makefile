@@ -14,7 +14,7 @@ endif
 NBTEST_TIMEOUT ?= 1200
 PYTEST_ARGS    ?=
 
-.PHONY: venv install demo test test-nbs test-py test-fast export clean-nbs check-sync bench eval clean
+.PHONY: venv install demo test test-nbs test-py test-fast export clean-nbs readme docs check-sync bench eval clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -50,13 +50,22 @@ test-fast:
 	timeout $(NBTEST_TIMEOUT) nbdev_test --n_workers 2
 	$(PY) -m pytest -q -m "not slow" tests
 
+# README.md is nbs/index.ipynb executed and written as Markdown (docs/nbdocs.py; nbdev_readme needs quarto)
+readme: install
+	$(PY) docs/nbdocs.py readme README.md
+
+# every notebook executed (as nbdev_test runs them) and rendered with its outputs: open build/docs/index.html
+docs: install
+	$(PY) docs/nbdocs.py site build/docs
+
 check-sync: install
 	nbdev_export
 	nbdev_clean
-	@if [ -n "$$(git status --porcelain -- caveman nbs settings.ini)" ]; then \
-	  echo "Out of sync: run 'nbdev_export && nbdev_clean' and commit:"; \
-	  git status --porcelain -- caveman nbs settings.ini; exit 1; fi
-	@echo "notebooks and caveman/ are in sync"
+	$(PY) docs/nbdocs.py readme README.md
+	@if [ -n "$$(git status --porcelain -- caveman nbs settings.ini README.md)" ]; then \
+	  echo "Out of sync: run 'nbdev_export && nbdev_clean && make readme' and commit:"; \
+	  git status --porcelain -- caveman nbs settings.ini README.md; exit 1; fi
+	@echo "notebooks, caveman/ and README.md are in sync"
 
 demo: install
 	$(PY) demo/run_demo.py --venv $(VENV) --work $(WORK)

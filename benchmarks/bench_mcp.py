@@ -20,21 +20,16 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from _common import SPAWNS, cold_starts, pct, server
 from caveman import ccr
 from caveman.corpus import corpus_path
 from caveman.engine import Engine
 from caveman.mcp.tools import TOOL_DEFINITIONS
 from caveman.tokens import count_tokens
 
-SPAWNS, WARM, CALLS = 15, 3, 40
+WARM, CALLS = 3, 40
 INIT = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},'
         b'"clientInfo":{"name":"bench","version":"0"}}}\n')
-
-
-def server() -> str:
-    exe = shutil.which('caveman-mcp') or str(Path(sys.executable).with_name('caveman-mcp'))
-    if not Path(exe).exists(): raise SystemExit('caveman-mcp is not installed: run `make bench`')
-    return exe
 
 
 def payloads() -> dict[str, str]:
@@ -42,24 +37,6 @@ def payloads() -> dict[str, str]:
     issues = json.loads(corpus_path('json_github_list_issues.json').read_text())
     return {'pip inspect, first 11 packages': json.dumps(dict(inspect, installed=inspect['installed'][:11]), indent=2),
             'GitHub issues page x3': json.dumps(issues * 3, indent=2)}
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(p / 100 * len(xs) + 0.5) - 1))]    # nearest rank
-
-
-def cold_starts(exe: str, env: dict) -> list[float]:
-    out = []
-    for _ in range(SPAWNS):
-        t = time.perf_counter()
-        p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        p.stdin.write(INIT); p.stdin.flush()
-        line = p.stdout.readline()
-        out.append(time.perf_counter() - t)
-        assert json.loads(line)['result']['protocolVersion'] == '2025-06-18', line   # the version it asked for
-        p.stdin.close(); p.wait(timeout=60)
-    return out
 
 
 async def sdk_session(exe: str, env: dict, texts: dict[str, str]) -> dict:
@@ -111,7 +88,7 @@ def run() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_')}
         env['CAVEMAN_CCR_DB'] = os.path.join(tmp, 'ccr.db')
-        cold = cold_starts(exe, env)
+        cold = cold_starts(exe, env, INIT, lambda r: r['protocolVersion'] == '2025-06-18' or sys.exit(f'bad initialize {r}'))
         sdk = asyncio.run(sdk_session(exe, env, texts))
         eng = engine_times(texts, tmp)
     cold_ms = statistics.median(cold) * 1e3

@@ -15,17 +15,13 @@ Runs against whatever `caveman` the interpreter imports. Needs the PostgreSQL bi
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
+from _common import pct
 from caveman import ccr
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / 'tests'))
 SIZES = ((1_000, '1 KB', 100), (100_000, '100 KB', 60), (10_000_000, '10 MB', 8))
 WRITERS, WRITER_PUTS = 8, 200
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(p / 100 * len(xs) + 0.5) - 1))]    # nearest rank
 
 
 def latencies(target: str, size: int, n: int) -> tuple[list, list]:

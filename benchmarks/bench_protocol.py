@@ -18,38 +18,15 @@ from pathlib import Path
 
 from mcp import Client, Implementation, StdioServerParameters
 
+from _common import SPAWNS, cold_starts, pct, server
 from caveman.corpus import corpus_path
 
-SPAWNS, WARM, CALLS, CLIENTS, LOAD_CALLS = 15, 3, 40, 10, 100
+WARM, CALLS, CLIENTS, LOAD_CALLS = 3, 40, 10, 100
 META = {'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {},
         'io.modelcontextprotocol/clientInfo': {'name': 'bench', 'version': '0'}}
 DISCOVER = json.dumps({'jsonrpc': '2.0', 'id': 0, 'method': 'server/discover', 'params': {'_meta': META}}).encode() + b'\n'
 INIT = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},'
         b'"clientInfo":{"name":"bench","version":"0"}}}\n')
-
-
-def server() -> str:
-    exe = shutil.which('caveman-mcp') or str(Path(sys.executable).with_name('caveman-mcp'))
-    if not Path(exe).exists(): raise SystemExit('caveman-mcp is not installed: run `make bench`')
-    return exe
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(p / 100 * len(xs) + 0.5) - 1))]    # nearest rank
-
-
-def cold(exe: str, env: dict, line: bytes, check) -> list[float]:
-    out = []
-    for _ in range(SPAWNS):
-        t = time.perf_counter()
-        p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        p.stdin.write(line); p.stdin.flush()
-        answer = p.stdout.readline()
-        out.append(time.perf_counter() - t)
-        check(json.loads(answer)['result'])
-        p.stdin.close(); p.wait(timeout=60)
-    return out
 
 
 class Http:
@@ -104,8 +81,8 @@ def run() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_')}
         env['CAVEMAN_CCR_DB'] = os.path.join(tmp, 'ccr.db')
-        disc = cold(exe, env, DISCOVER, lambda r: r['supportedVersions'][0] == '2026-07-28' or sys.exit(f'bad discover {r}'))
-        init = cold(exe, env, INIT, lambda r: r['protocolVersion'] == '2025-11-25' or sys.exit(f'bad initialize {r}'))
+        disc = cold_starts(exe, env, DISCOVER, lambda r: r['supportedVersions'][0] == '2026-07-28' or sys.exit(f'bad discover {r}'))
+        init = cold_starts(exe, env, INIT, lambda r: r['protocolVersion'] == '2025-11-25' or sys.exit(f'bad initialize {r}'))
         stdio = StdioServerParameters(command=exe, args=[], env=env)
         rt = {('stdio', '2026-07-28'): asyncio.run(round_trips(stdio, '2026-07-28', text)),
               ('stdio', 'legacy'): asyncio.run(round_trips(stdio, 'legacy', text))}

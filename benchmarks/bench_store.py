@@ -18,15 +18,11 @@ from pathlib import Path
 
 import caveman
 from caveman import ccr
+from _common import pct
 
 KiB, MiB = 1024, 1 << 20
 SIZES, PUTS = (10, 1_000, 10_000), 200
 WRITERS, WRITER_PUTS = 8, 200
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(p / 100 * len(xs) + 0.5) - 1))]    # nearest rank
 
 
 def handle(data: bytes) -> str:

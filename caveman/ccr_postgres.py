@@ -5,12 +5,11 @@
 # %% auto #0
 __all__ = ['is_pg_url', 'PG_MIGRATIONS', 'PG_SCHEMA_VERSION', 'MIGRATION_LOCK', 'CONNECT_TIMEOUT_S',
            'DEFAULT_STATEMENT_TIMEOUT_MS', 'STREAM_BYTES', 'SLICE_BYTES', 'redact_url', 'redact', 'pg_schema_version',
-           'pg_migrate', 'PgStore', 'close', 'put', 'get', 'get_metadata', 'get_object', 'put_object',
-           'list_session_objects', 'used_bytes', 'summary', 'open_pg_store', 'migrate_sqlite', 'originals', 'info',
-           'remove', 'vacuum']
+           'pg_migrate', 'PgStore', 'open_pg_store', 'migrate_sqlite']
 
 # %% ../nbs/02b_ccr_postgres.ipynb #a5ef19b8
 import json, logging, os, threading, time
+from fastcore.basics import patch
 from urllib.parse import urlsplit, urlunsplit, unquote, parse_qsl
 
 from . import ccr
@@ -52,22 +51,12 @@ def redact(text: str, url: str) -> str:
 
 # %% ../nbs/02b_ccr_postgres.ipynb #b7c74bde
 PG_MIGRATIONS = (
-    # 1: the reference §4.2 tables, the session index, and caveman_meta with the running total
-    ('''CREATE TABLE IF NOT EXISTS caveman_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)''',
-     '''CREATE TABLE IF NOT EXISTS recoveries (
-          handle TEXT PRIMARY KEY, created_at TEXT NOT NULL, content_type TEXT NOT NULL,
-          compressor TEXT NOT NULL, tokens_before BIGINT NOT NULL, tokens_after BIGINT NOT NULL,
-          original BYTEA NOT NULL, metadata BYTEA)''',
-     '''CREATE TABLE IF NOT EXISTS typed_objects (
-          object_id TEXT PRIMARY KEY, object_type TEXT NOT NULL, content_hash TEXT NOT NULL,
-          source TEXT NOT NULL, created_at TEXT NOT NULL, repository_state TEXT NOT NULL,
-          session_id TEXT NOT NULL, transform_version TEXT NOT NULL, currentness TEXT NOT NULL,
-          lifecycle TEXT NOT NULL, dependencies_json TEXT NOT NULL,
-          original_byte_length BIGINT NOT NULL, stored_byte_length BIGINT NOT NULL, data BYTEA NOT NULL)''',
-     '''CREATE INDEX IF NOT EXISTS typed_objects_session_created ON typed_objects(session_id, created_at DESC)''',
+    # 1: the reference §4.2 tables (described once in `ccr.TABLES`), the session index, and caveman_meta with the running total
+    (ccr.create_table('caveman_meta', 'postgresql'), ccr.create_table('recoveries', 'postgresql'),
+     ccr.create_table('typed_objects', 'postgresql'), ccr.SESSION_INDEX,
      '''INSERT INTO caveman_meta VALUES ('retained_bytes', 0) ON CONFLICT (key) DO NOTHING'''),
     # 2: when each original was last read, for `caveman store list` and `prune` (the SQLite store's `caveman_reads`)
-    ('''CREATE TABLE IF NOT EXISTS caveman_reads (handle TEXT PRIMARY KEY, last_read TEXT NOT NULL)''',),
+    (ccr.create_table('caveman_reads', 'postgresql'),),
 )
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 MIGRATION_LOCK = 0x63617665   # 'cave': the advisory lock key of schema changes
@@ -153,6 +142,7 @@ class PgStore(ccr.Store):
 # %% ../nbs/02b_ccr_postgres.ipynb #bb4b633a
 _PASS = (NotFound, BudgetExceeded, ObjectCollision, InvalidObject, ReadOnly)
 
+@patch
 def _run(self: PgStore, what: str, fn, write: bool = False):
     "Run `fn(conn)` under the lock on a live connection, once more on a new one if the connection failed; psycopg errors become `StoreError` (`ReadOnly` on a read-only server), password redacted."
     import psycopg
@@ -186,13 +176,12 @@ def _run(self: PgStore, what: str, fn, write: bool = False):
                 self.unavailable = f'cannot reach the database {self.path}: {self._redact(e)}'
         raise StoreError(f'recovery store unavailable: {self.unavailable}') from None
 
+@patch
 def close(self: PgStore):
     "Close the connection; later calls raise `StoreError`. Idempotent."
     with self._lock:
         if not self.closed and os.getpid() == self._pid: self._drop()
         self.closed = True
-
-PgStore._run, PgStore.close = _run, close
 
 # %% ../nbs/02b_ccr_postgres.ipynb #6dc2cbbe
 STREAM_BYTES = 4 << 20     # originals this large (bytes) are sent and read in slices
@@ -244,6 +233,7 @@ def _row(conn, handle: str, lock: bool = False):
     r = conn.execute(f'SELECT {_ROW} FROM recoveries WHERE handle = %s' + (' FOR UPDATE' if lock else ''), (handle,)).fetchone()
     return None if r is None else (r[0], r[1], r[2], r[3], r[4], bytes(r[5] or b''))
 
+@patch
 def _reserve(self: PgStore, conn, delta: int, new: int):
     "Lock the running total, check that `delta` more bytes keep it within the budget (`BudgetExceeded`, naming `new`), and add them."
     used = conn.execute("SELECT value FROM caveman_meta WHERE key = 'retained_bytes' FOR UPDATE").fetchone()[0]
@@ -251,6 +241,7 @@ def _reserve(self: PgStore, conn, delta: int, new: int):
         raise BudgetExceeded(f'storage budget exceeded: {used} of {self.max_bytes} bytes retained, this write needs {new}')
     if delta: conn.execute("UPDATE caveman_meta SET value = value + %s WHERE key = 'retained_bytes'", (delta,))
 
+@patch
 def put(self: PgStore, original: bytes, content_type: str = '', compressor: str = '', tokens_before: int = 0,
         tokens_after: int = 0, metadata: bytes | None = None) -> str:
     "Store `original` (bytes) with its measurements (tokens) and optional `metadata` (bytes); returns `handle_for(original)`. Idempotent under concurrency; `BudgetExceeded` before anything is published (reference §4.3–4.4)."
@@ -273,8 +264,6 @@ def put(self: PgStore, original: bytes, content_type: str = '', compressor: str 
     self._run('put', write, write=True)
     return handle
 
-PgStore._reserve, PgStore.put = _reserve, put
-
 # %% ../nbs/02b_ccr_postgres.ipynb #f66f54cb
 _OBJECT_COLUMNS = ('object_id', 'object_type', 'content_hash', 'source', 'created_at', 'repository_state', 'session_id',
                    'transform_version', 'currentness', 'lifecycle', 'dependencies_json', 'original_byte_length',
@@ -292,7 +281,7 @@ def _object(conn, object_id: str):
     r = conn.cursor(binary=True).execute(f'SELECT {", ".join(_OBJECT_COLUMNS)} FROM typed_objects WHERE object_id = %s', (object_id,)).fetchone()
     return None if r is None else _obj(r)
 
-def get(self: PgStore, handle: str) -> bytes:
+def _get(self: PgStore, handle: str) -> bytes:
     "The exact original bytes under `handle`: recoveries first, then typed objects (a `ccr_obj_` handle reads objects only); raises `NotFound`, `StoreError` when the database cannot answer (reference §4.3)."
     def read(conn):
         if not handle.startswith(OBJECT_PREFIX):
@@ -303,6 +292,7 @@ def get(self: PgStore, handle: str) -> bytes:
         return obj.data
     return self._run('get', read)
 
+@patch
 def get_metadata(self: PgStore, handle: str) -> bytes:
     "Metadata bytes stored with recovery `handle` (`b''` when none, and for typed objects); raises `NotFound` (reference §4.3)."
     def read(conn):
@@ -313,6 +303,7 @@ def get_metadata(self: PgStore, handle: str) -> bytes:
         return b''
     return self._run('get metadata', read)
 
+@patch
 def get_object(self: PgStore, object_id: str) -> TypedObject:
     "The typed object `object_id` with its data; raises `NotFound` (reference §4.2)."
     def read(conn):
@@ -321,9 +312,8 @@ def get_object(self: PgStore, object_id: str) -> TypedObject:
         return obj
     return self._run('get object', read)
 
-PgStore.get, PgStore.get_metadata, PgStore.get_object = get, get_metadata, get_object
-
 # %% ../nbs/02b_ccr_postgres.ipynb #495bf853
+@patch
 def put_object(self: PgStore, data: bytes, object_type: str, session_id: str, **fields) -> str:
     "Store a typed object (fields as `ccr.new_object`) and return its id; idempotent. Raises `InvalidObject`, `ObjectCollision`, `BudgetExceeded` before any write (reference §4.2, §4.4)."
     import json
@@ -345,12 +335,14 @@ def put_object(self: PgStore, data: bytes, object_type: str, session_id: str, **
     self._run('put object', write, write=True)
     return obj.object_id
 
+@patch
 def _set_object_field(self: PgStore, object_id: str, column: str, value: str):
     def write(conn):
         if conn.execute(f'UPDATE typed_objects SET {column} = %s WHERE object_id = %s', (value, object_id)).rowcount == 0:
             raise NotFound(object_id)
     self._run(f'set {column}', write, write=True)
 
+@patch
 def list_session_objects(self: PgStore, session_id: str, limit: int = 100) -> list:
     "The typed objects of `session_id`, newest first (then by id, descending), at most `limit` (clamped to 1..10000)."
     limit = 100 if int(limit) <= 0 else min(int(limit), 10_000)
@@ -360,17 +352,17 @@ def list_session_objects(self: PgStore, session_id: str, limit: int = 100) -> li
         return [_obj(r) for r in rows]
     return self._run('list objects', read)
 
-PgStore.put_object, PgStore._set_object_field, PgStore.list_session_objects = put_object, _set_object_field, list_session_objects
-
 # %% ../nbs/02b_ccr_postgres.ipynb #79afca39
 def _used(conn) -> int:
     r = conn.execute("SELECT value FROM caveman_meta WHERE key = 'retained_bytes'").fetchone()
     return int(r[0]) if r else 0
 
+@patch
 def used_bytes(self: PgStore) -> int:
     "Retained payload bytes (the running total): originals + metadata of recoveries, data + dependency lists of typed objects (reference §4.4)."
     return self._run('usage', _used)
 
+@patch
 def summary(self: PgStore) -> dict:
     "Totals and per-content-type buckets over recoveries, `basis: \"inferred\"`, storage bytes / budget / full flag (reference §4.6)."
     def read(conn):
@@ -391,7 +383,7 @@ def summary(self: PgStore) -> dict:
     if self.max_bytes and used >= self.max_bytes: out['storage_full'] = True
     return out
 
-PgStore.used_bytes, PgStore._used_bytes, PgStore.summary = used_bytes, lambda self: _used(self._conn), summary
+PgStore._used_bytes = lambda self: _used(self._conn)
 
 # %% ../nbs/02b_ccr_postgres.ipynb #e66a145a
 def open_pg_store(url: str, *, max_bytes: int | None = None, mode: str = 'rw') -> PgStore:
@@ -466,6 +458,7 @@ def migrate_sqlite(src: 'ccr.Store', dst: PgStore, progress=None) -> dict:
     return counts
 
 # %% ../nbs/02b_ccr_postgres.ipynb #26800585
+@patch
 def _note_read(self: PgStore, handle: str):
     "Record that recovery `handle` was read now (table `caveman_reads`), at most once every `ccr.READ_NOTE_SECONDS` per handle in this process; never raises."
     if self.read_only: return
@@ -478,13 +471,13 @@ def _note_read(self: PgStore, handle: str):
     try: self._run('note read', write, write=True)
     except Exception as e: _log.debug('cannot note the read of %s: %s', handle, self._redact(e))
 
-def _get_noting_reads(self: PgStore, handle: str) -> bytes:
-    data = get(self, handle)
+
+@patch
+def get(self: PgStore, handle: str) -> bytes:
+    "The exact original bytes under `handle`: recoveries first, then typed objects (a `ccr_obj_` handle reads objects only); raises `NotFound`, `StoreError` when the database cannot answer (reference §4.3). Notes the read of a recovery."
+    data = _get(self, handle)
     if not handle.startswith(OBJECT_PREFIX) and handle_for(data) == handle: self._note_read(handle)
     return data
-_get_noting_reads.__doc__ = get.__doc__ + ' Notes the read of a recovery.'
-
-PgStore._note_read, PgStore.get = _note_read, _get_noting_reads
 
 # %% ../nbs/02b_ccr_postgres.ipynb #d3df5619
 _TABLES = ('recoveries', 'typed_objects', 'caveman_reads', 'caveman_meta')
@@ -492,6 +485,7 @@ _TABLES = ('recoveries', 'typed_objects', 'caveman_reads', 'caveman_meta')
 def _disk_bytes(conn) -> int:
     return int(conn.execute('SELECT ' + ' + '.join(f"COALESCE(pg_total_relation_size(to_regclass('{t}')), 0)" for t in _TABLES)).fetchone()[0])
 
+@patch
 def originals(self: PgStore) -> list[dict]:
     "Every stored original, oldest first, in `Store.originals`' shape (`ccr.ORIGINALS_KEYS`); raises `StoreError`."
     def read(conn):
@@ -501,6 +495,7 @@ def originals(self: PgStore) -> list[dict]:
                                ORDER BY r.created_at, r.handle''').fetchall()
     return [dict(zip(ccr.ORIGINALS_KEYS, (r[0], r[1], *map(int, r[2:6]), r[6], r[7]))) for r in self._run('list', read)]
 
+@patch
 def info(self: PgStore) -> dict:
     "`path` (the redacted URL), `file_bytes` (the store's tables on the server's disk), `count`, `stored_bytes` (retained), `max_bytes` (budget), `oldest`/`newest` (created_at, '' when empty) and `read_only` (the reason, '' when writable)."
     def read(conn):
@@ -512,9 +507,8 @@ def info(self: PgStore) -> dict:
     return {'path': self.path, 'file_bytes': disk, 'count': count, 'stored_bytes': used, 'max_bytes': self.max_bytes,
             'oldest': oldest, 'newest': newest, 'read_only': self.read_only}
 
-PgStore.originals, PgStore.info = originals, info
-
 # %% ../nbs/02b_ccr_postgres.ipynb #37eaac65
+@patch
 def remove(self: PgStore, handles) -> list[str]:
     "Delete the stored originals named by `handles` in one transaction, the running total lowered by their bytes; returns the handles that were there (removed); raises `StoreError`."
     handles = list(dict.fromkeys(handles))
@@ -530,11 +524,10 @@ def remove(self: PgStore, handles) -> list[str]:
     gone = self._run('remove', write, write=True) if handles else set()
     return [h for h in handles if h in gone]
 
+@patch
 def vacuum(self: PgStore) -> int:
     "`VACUUM` the store's tables (removed originals' space becomes reusable in the database); the tables' size on disk in bytes after."
     def write(conn):
         for t in _TABLES: conn.execute(f'VACUUM {t}')   # autocommit: VACUUM cannot run inside a transaction
         return _disk_bytes(conn)
     return self._run('vacuum', write, write=True)
-
-PgStore.remove, PgStore.vacuum = remove, vacuum

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from .compressors.base import crlf_majority
+from .lines import crlf_majority
 from .jsonlex import loads_lexical
 
 CONTENT_TYPES = ('json', 'log', 'code', 'diff', 'search-result', 'text', 'toon', 'html', 'a11y',

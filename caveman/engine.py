@@ -5,13 +5,14 @@
 # %% auto #0
 __all__ = ['log', 'BUILTIN', 'MODES', 'OVERLAP_MIN_BYTES', 'STRAY_BYTE_BASE', 'LINE_TEXT_TYPES', 'Result', 'RecoveryStoreError',
            'BestOf', 'default_registry', 'normalize_mode', 'as_bytes', 'as_text', 'Engine', 'carry_stray_bytes',
-           'restore_stray_bytes', 'compress', 'retrieve', 'stats', 'simulate', 'retrieve_query']
+           'restore_stray_bytes']
 
 # %% ../nbs/30_engine.ipynb #1c3af04a
 import logging, os
 from dataclasses import dataclass, field, replace
+from fastcore.basics import patch
 
-from .tokens import Counter, default_counter
+from .tokens import Counter, default_counter, saved_ratio
 from .compressors.base import Compressor, Compressed, SAFETY_CLASSES, is_caveman_view
 from .detect import detect as detect_type, unwrap, rewrap
 from . import ccr
@@ -124,6 +125,7 @@ from .tokens import O200kCounter
 
 OVERLAP_MIN_BYTES = 32 * 1024
 
+@patch
 def _count_later(self: Engine, data: bytes):
     "Start counting `data` (tokens); returns a function giving the count. Inputs of >= 32 KiB counted by `O200kCounter` are counted on a worker thread meanwhile."
     if len(data) < OVERLAP_MIN_BYTES or not isinstance(self.counter, O200kCounter):
@@ -135,8 +137,6 @@ def _count_later(self: Engine, data: bytes):
         worker.join()
         return box[0] if box else self._count(data)
     return result
-
-Engine._count_later = _count_later
 
 # %% ../nbs/30_engine.ipynb #f332999b
 STRAY_BYTE_BASE = 0xF700           # byte b (0x80–0xFF) rides as chr(STRAY_BYTE_BASE + b)
@@ -159,14 +159,24 @@ def restore_stray_bytes(view: bytes) -> bytes | None:
     return text.translate(_UNESCAPE).encode('utf-8', 'surrogateescape')
 
 # %% ../nbs/30_engine.ipynb #803ec40d
+from typing import NamedTuple
+
 @dataclass
 class _Plan:
     result: Result                   # pass-through result, or the candidate with output/tokens filled in
     compressor: Compressor | None = None
     transformed: bool = False
 
-def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) -> tuple[Compressed, bytes, int] | None:
-    "Run one compressor on the unwrapped body: (its answer, the re-wrapped output, its token count), or None when it declined or raised."
+class _Attempt(NamedTuple):
+    "One compressor's try: its answer, the re-wrapped output bytes, and their token count."
+    compressor: Compressor
+    answer: Compressed
+    output: bytes
+    tokens: int
+
+@patch
+def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) -> _Attempt | None:
+    "Run one compressor on the unwrapped body: an `_Attempt`, or None when it declined or raised."
     carried = carry_stray_bytes(body) if comp.content_type in LINE_TEXT_TYPES else None
     try: out = comp(carried or body, query or '')
     except (KeyboardInterrupt, GeneratorExit): raise
@@ -178,8 +188,9 @@ def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) ->
         if (back := restore_stray_bytes(out.output)) is None: return None
         out = replace(out, output=back)
     output = rewrap(out.output, layers)
-    return out, output, self._count(output)
+    return _Attempt(comp, out, output, self._count(output))
 
+@patch
 def _transform(self: Engine, data: bytes | str, mode='compress', type='', query='', external_recovery=False,
                allow_without_store=False) -> _Plan:
     data = as_bytes(data)
@@ -191,27 +202,22 @@ def _transform(self: Engine, data: bytes | str, mode='compress', type='', query=
     if is_caveman_view(body): return _Plan(passthru())   # already a view: its markers speak for the original
     comp = self.registry.get(ctype)
     if comp is None or comp.safety not in SAFETY_CLASSES: return _Plan(passthru(), comp)
-    if SAFETY_CLASSES[comp.safety][1] and self.store is None and not external_recovery and not allow_without_store:
+    if SAFETY_CLASSES[comp.safety].requires_ccr and self.store is None and not external_recovery and not allow_without_store:
         return _Plan(passthru(), comp)
-    attempts = [(cand, self._attempt(cand, body, layers, query))
-                for cand in (comp.candidates if isinstance(comp, BestOf) else (comp,))]
+    attempts = [self._attempt(cand, body, layers, query) for cand in (comp.candidates if isinstance(comp, BestOf) else (comp,))]
     res = passthru()
     before = res.tokens_before
-    best = None                      # (compressor, answer, output, tokens): the fewest tokens below `before` wins
-    for cand, got in attempts:
-        if got and got[2] < before and got[1] != data and (best is None or got[2] < best[3]): best = (cand, *got)
+    best = None                      # the fewest tokens below `before` wins; the first of equals
+    for got in attempts:
+        if got and got.tokens < before and got.output != data and (best is None or got.tokens < best.tokens): best = got
     if best is None: return _Plan(res, comp)
     winner, out, output, after = best
-    lossless = out.lossless_to_model if out.lossless_to_model is not None else SAFETY_CLASSES[winner.safety][2]
-    return _Plan(replace(res, output=output, tokens_after=after, ratio=round((before - after) / before, 4),
+    lossless = out.lossless_to_model if out.lossless_to_model is not None else SAFETY_CLASSES[winner.safety].reversible
+    return _Plan(replace(res, output=output, tokens_after=after, ratio=saved_ratio(before, after),
                          method=out.method or winner.content_type, lossless_to_model=lossless), winner, True)
 
-Engine._attempt = _attempt
-Engine._transform = _transform
-
-
-
 # %% ../nbs/30_engine.ipynb #71e6d25b
+@patch
 def compress(self: Engine, data: bytes | str, mode: str = 'compress', type: str = '', query: str = '',
              external_recovery: bool = False) -> Result:
     """Compress `data` (bytes, or str encoded as UTF-8) and return a `Result` (reference §1.4).
@@ -220,7 +226,7 @@ def compress(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
     plan = self._transform(data, mode, type, query, external_recovery)
     res = plan.result
     if not plan.transformed: return res
-    if SAFETY_CLASSES[plan.compressor.safety][1] and not external_recovery:
+    if SAFETY_CLASSES[plan.compressor.safety].requires_ccr and not external_recovery:
         original = as_bytes(data)
         try:
             handle = self.store.put(original, res.content_type, plan.compressor.content_type, res.tokens_before, res.tokens_after)
@@ -230,27 +236,26 @@ def compress(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
         res.recovery_handle = handle
     return res
 
-Engine.compress = compress
-
 # %% ../nbs/30_engine.ipynb #42827477
+@patch
 def retrieve(self: Engine, handle: str) -> bytes:
     "The exact original bytes for `handle` (blob rows, then typed objects); raises `ccr.NotFound` when unknown or when there is no store."
-    if self.store is None: raise ccr.NotFound(f'recovery handle not found: {handle}')
+    if self.store is None: raise ccr.NotFound(handle)
     return self.store.get(handle)
 
+@patch
 def stats(self: Engine) -> dict:
     "The store's summary (reference §4.6): totals and per-content-type buckets, `basis: inferred`; empty buckets without a store."
     if self.store is None: return {'totals': {'count': 0, 'tokens_before': 0, 'tokens_after': 0, 'ratio': 0}, 'by_content_type': {}, 'basis': 'inferred'}
     return self.store.summary()
 
-Engine.retrieve, Engine.stats = retrieve, stats
-
 # %% ../nbs/30_engine.ipynb #13ab5efb
+@patch
 def simulate(self: Engine, data: bytes | str, mode: str = 'compress', type: str = '', query: str = '') -> dict:
     "Dry-run `compress` (never stores); returns the SimResult fields of reference §1.3 as a dict."
     plan = self._transform(data, mode, type, query, allow_without_store=True)
     r, c = plan.result, plan.compressor
-    requires_ccr = bool(c and c.safety in SAFETY_CLASSES and SAFETY_CLASSES[c.safety][1])
+    requires_ccr = bool(c and c.safety in SAFETY_CLASSES and SAFETY_CLASSES[c.safety].requires_ccr)
     d = dict(content_type=r.content_type)
     if c: d['compressor'] = c.content_type
     if c and c.safety: d['safety_class'] = c.safety
@@ -263,13 +268,10 @@ def simulate(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
     d['basis'] = 'inferred'
     return d
 
-Engine.simulate = simulate
-
 # %% ../nbs/30_engine.ipynb #919690db
 from .retrieve import retrieve_view
 
+@patch
 def retrieve_query(self: Engine, handle: str, query: str) -> bytes:
     "What a retrieve of `handle` with `query` returns (bytes): `caveman.retrieve.retrieve_view` of the original, tokens counted by this engine's counter; raises `ccr.NotFound` like `retrieve` (reference §5.1, issue 10 no-match note)."
     return retrieve_view(self.retrieve(handle), query, self._count)
-
-Engine.retrieve_query = retrieve_query

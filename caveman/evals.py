@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from . import ccr
+from .tokens import saved_ratio
 from .corpus import corpus_dir
 from .engine import Engine, Result
 from .jsonlex import loads_lexical
@@ -209,7 +210,7 @@ def run_fixture(engine: Engine, fixture: dict, data: bytes) -> dict:
     wb, wa = word_count(data), word_count(res.output)
     return {'name': fixture['name'], 'content_type': res.content_type, 'method': res.method,
             'tokens_before': res.tokens_before, 'tokens_after': res.tokens_after, 'ratio': res.ratio,
-            'words_before': wb, 'words_after': wa, 'word_ratio': round((wb - wa) / wb, 4) if wb else 0.0,
+            'words_before': wb, 'words_after': wa, 'word_ratio': saved_ratio(wb, wa),
             'basis': res.basis, 'passed': not failures, 'byte_recoverable': recoverable, 'failures': failures,
             'probes': [{k: v for k, v in p.items() if k != 'failure'} for p in probes]}
 
@@ -231,8 +232,8 @@ def run_dir(directory: str | Path, engine: Engine | None = None) -> dict:
     wb, wa = sum(r['words_before'] for r in reports), sum(r['words_after'] for r in reports)
     probes = {s: sum(p['status'] == s for r in reports for p in r['probes']) for s in PROBE_STATES}
     totals = {'fixtures': len(reports), 'passed': sum(r['passed'] for r in reports), 'tokens_before': tb, 'tokens_after': ta,
-              'token_ratio': round((tb - ta) / tb, 4) if tb else 0.0, 'words_before': wb, 'words_after': wa,
-              'word_ratio': round((wb - wa) / wb, 4) if wb else 0.0, 'probes': probes, 'basis': 'inferred'}
+              'token_ratio': saved_ratio(tb, ta), 'words_before': wb, 'words_after': wa,
+              'word_ratio': saved_ratio(wb, wa), 'probes': probes, 'basis': 'inferred'}
     return {'fixtures': reports, 'totals': totals, 'passed': all(r['passed'] for r in reports)}
 
 def run(engine: Engine | None = None) -> dict:

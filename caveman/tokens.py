@@ -6,7 +6,7 @@
 __all__ = ['log', 'O200K_SHA256', 'O200K_RANKS', 'RUN_KEEP', 'RUN_PERIOD', 'CHUNK_CHARS', 'Counter', 'ApproxCounter',
            'VocabularyError', 'load_o200k_ranks', 'ranks_cache_path', 'cached_o200k_ranks', 'o200k_encoding',
            'long_space_run', 'bounded_pieces', 'period_tokens', 'fold_runs', 'encoded_length', 'safe_slices',
-           'O200kCounter', 'default_counter', 'count_tokens']
+           'O200kCounter', 'default_counter', 'count_tokens', 'saved_ratio']
 
 # %% ../nbs/01_tokens.ipynb #eb6b6e82
 import base64, gzip, hashlib, logging, threading
@@ -224,3 +224,8 @@ def default_counter() -> Counter:
 def count_tokens(text: str) -> int:
     "Tokens in `text` under `default_counter()`."
     return default_counter().count(text)
+
+# %% ../nbs/01_tokens.ipynb #1f0d1a7b
+def saved_ratio(before: int, after: int) -> float:
+    "Saved fraction `(before - after) / before` of two counts (tokens or words), rounded to 4 places; `0.0` when `before <= 0` (reference §4.6)."
+    return round((before - after) / before, 4) if before > 0 else 0.0

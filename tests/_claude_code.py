@@ -9,6 +9,8 @@ one non-interactive session (`claude -p`) against the fake API whose env is pass
 import json, platform, shutil, subprocess, sys
 from pathlib import Path
 
+from _npm import npm_install
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE, VERSION = '@anthropic-ai/claude-code', '2.1.197'
 NPM_DIR = ROOT / '.work' / 'npm'
@@ -26,15 +28,7 @@ def installed_version(npm_dir: Path = NPM_DIR) -> str | None:
 
 def claude_binary(version: str = VERSION, npm_dir: Path = NPM_DIR) -> str:
     "Path of the Claude Code binary `version` in `npm_dir`, installing it from the npm registry first if needed."
-    npm = shutil.which('npm')
-    if not npm: raise RuntimeError('npm is needed to install Claude Code (npm registry)')
-    if installed_version(npm_dir) != version:
-        npm_dir.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([npm, 'install', '--prefix', str(npm_dir), '--cache', str(npm_dir / 'cache'), '--ignore-scripts',
-                            '--no-audit', '--no-fund', '--loglevel', 'error', f'{PACKAGE}@{version}'],
-                           capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-        if r.returncode != 0 or installed_version(npm_dir) != version:
-            raise RuntimeError(f'npm install {PACKAGE}@{version} failed (rc {r.returncode}):\n{r.stderr[-3000:]}')
+    npm_install(npm_dir, {PACKAGE: version}, installed=lambda: installed_version(npm_dir) == version)
     return str(_bin_pkg(npm_dir) / 'claude')
 
 

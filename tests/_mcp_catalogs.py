@@ -14,6 +14,8 @@ variable is set, so a dummy one is passed.
 import asyncio, json, os, shutil, subprocess, sys
 from pathlib import Path
 
+from _npm import npm_install
+
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / '.work' / 'mcp-catalogs'
 NPM_DIR, VENV = WORK / 'npm', WORK / 'venv'
@@ -48,14 +50,7 @@ def _pypi_version(package: str) -> str | None:
 
 def install() -> None:
     "Install every pinned server that is missing or at another version; raises `RuntimeError` naming what failed."
-    npm = [f'{p}@{v}' for reg, p, v, *_ in SERVERS.values() if reg == 'npm' and _npm_version(p) != v]
-    if npm:
-        if not shutil.which('npm'): raise RuntimeError('npm is needed to install the MCP servers of the retention suite')
-        NPM_DIR.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(['npm', 'install', '--prefix', str(NPM_DIR), '--cache', str(NPM_DIR / 'cache'), '--ignore-scripts',
-                            '--no-audit', '--no-fund', '--loglevel', 'error', *npm],
-                           capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-        if r.returncode: raise RuntimeError(f'npm install {npm} failed:\n{r.stderr[-3000:]}')
+    npm_install(NPM_DIR, {p: v for reg, p, v, *_ in SERVERS.values() if reg == 'npm'})
     if not (VENV / 'bin' / 'python').exists():
         subprocess.run([sys.executable, '-m', 'venv', str(VENV)], check=True, stdin=subprocess.DEVNULL, timeout=300)
     py = [f'{p}=={v}' for reg, p, v, *_ in SERVERS.values() if reg == 'pypi' and _pypi_version(p) != v]

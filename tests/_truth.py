@@ -527,11 +527,23 @@ def _place_lines(o: list[str], v: list[str]):
     index = {}
     for i, l in enumerate(o): index.setdefault(l, []).append(i)
 
-    def find(line, start):
-        for i in index.get(line, ()):
-            if i >= start: return i
-        return None
-    for line in v:
+    def next_lines(seq, at, k=3):
+        "The next `k` lines of `seq` after index `at` that are neither blank nor a marker or contract line."
+        out = []
+        for l in seq[at + 1:]:
+            if len(out) == k: break
+            if l.strip() and not LINE_MARKER.search(l) and CONTRACT not in l: out.append(l)
+        return out
+
+    def find(line, start, vi=None):
+        "The first place of `line` in the original at or after `start`; when `line` occurs more than once there, the first whose following lines are the view's following lines."
+        cands = [i for i in index.get(line, ()) if i >= start]
+        if len(cands) > 1 and vi is not None:
+            want = next_lines(v, vi)
+            for i in cands:
+                if next_lines(o, i, len(want)) == want: return i
+        return cands[0] if cands else None
+    for vi, line in enumerate(v):
         m = LINE_MARKER.search(line)
         if m and m[2] not in ('chars', 'char'):   # `… N chars elided (caveman) …` shortens a value inside a kept line
             if pending is not None:   # two markers in a row: the first one's count cannot be checked by placement
@@ -542,7 +554,7 @@ def _place_lines(o: list[str], v: list[str]):
             n = int(pending[1])
             if pending[2] in ('sections', 'section') and not line.strip(): continue   # blank lines around a section marker
             if pending[2] in ('sections', 'section'):
-                j = find(line, cur)
+                j = find(line, cur, vi)
                 yield pending, cur, j; pending = None
                 if j is not None: cur = j + 1
                 continue

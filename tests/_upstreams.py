@@ -9,6 +9,7 @@ import json, shutil, subprocess, sys
 from pathlib import Path
 
 import pytest
+from _npm import npm_install
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / '.work'
@@ -25,15 +26,9 @@ def _npm_version(pkg: str) -> str | None:
 
 def install_upstreams() -> dict[str, list[str]]:
     "Install the four servers if needed; `{name: command line}` (names: filesystem, everything, time, git)."
-    node, npm = shutil.which('node'), shutil.which('npm')
-    if not node or not npm: pytest.fail('node and npm are needed to install the npm MCP servers')
-    if any(_npm_version(p) != v for p, v in NPM.items()):
-        NPM_DIR.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([npm, 'install', '--prefix', str(NPM_DIR), '--cache', str(NPM_DIR / 'cache'), '--ignore-scripts',
-                            '--no-audit', '--no-fund', '--loglevel', 'error', *[f'{p}@{v}' for p, v in NPM.items()]],
-                           capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-        if r.returncode != 0 or any(_npm_version(p) != v for p, v in NPM.items()):
-            pytest.fail(f'npm install of the MCP servers failed (rc {r.returncode}):\n{r.stderr[-3000:]}')
+    try: npm_install(NPM_DIR, NPM)
+    except RuntimeError as e: pytest.fail(str(e))
+    node = shutil.which('node')
     py = VENV / 'bin' / 'python'
     want = [f'{p}=={v}' for p, v in PYPI.items()]
     if not all((VENV / 'bin' / p).exists() for p in PYPI) or subprocess.run(

@@ -1,4 +1,4 @@
-import os, shutil, sys
+import os, shutil, subprocess, sys
 from pathlib import Path
 import pytest
 
@@ -26,3 +26,22 @@ def pg():
     server = PgServer()
     yield server
     server.close()
+
+CHROMIUM = '/usr/bin/chromium'
+
+@pytest.fixture(scope='session')
+def chromium() -> str:
+    "Debian's chromium, installed with apt-get when missing (CI runs as root on a fresh machine)."
+    if not os.path.exists(CHROMIUM):
+        if os.geteuid() != 0: pytest.fail(f'{CHROMIUM} is missing and installing it needs root: apt-get install -y chromium')
+        env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+        subprocess.run(['apt-get', 'update'], check=True, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=900)
+        r = subprocess.run(['apt-get', 'install', '-y', 'chromium'], env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=1800)
+        if r.returncode != 0: pytest.fail('apt-get install -y chromium failed:\n' + r.stderr.decode(errors='replace')[-2000:])
+    return CHROMIUM
+
+def chromium_args(chromium: str, tmp_path) -> list[str]:
+    "Headless Chromium that makes no connection of its own (the machine's network is closed), with a fresh profile."
+    return [chromium, '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+            '--disable-background-networking', '--disable-component-update', '--disable-sync', '--hide-scrollbars',
+            f'--user-data-dir={tmp_path / "chromium-profile"}']

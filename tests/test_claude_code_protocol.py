@@ -14,6 +14,7 @@ import json, os, platform, shutil, subprocess, sys
 import pytest
 
 from conftest import ROOT, server_command
+from _npm import npm_install
 from _http_server import HttpServer
 
 pytestmark = pytest.mark.slow
@@ -28,18 +29,11 @@ QUIET = {'DISABLE_TELEMETRY': '1', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '
 
 @pytest.fixture(scope='module')
 def claude() -> str:
-    npm = shutil.which('npm')
-    if not npm or not shutil.which('node'): pytest.fail('node and npm are needed to install Claude Code (npm registry)')
     def version():
         try: return subprocess.run([str(BINARY), '--version'], capture_output=True, text=True, timeout=60).stdout.split()[0]
         except (OSError, IndexError, subprocess.SubprocessError): return None
-    if version() != VERSION:
-        NPM_DIR.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([npm, 'install', '--prefix', str(NPM_DIR), '--cache', str(NPM_DIR / 'cache'), '--ignore-scripts',
-                            '--no-audit', '--no-fund', '--loglevel', 'error', f'{PACKAGE}@{VERSION}'],
-                           capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-        if r.returncode != 0 or version() != VERSION:
-            pytest.fail(f'npm install {PACKAGE}@{VERSION} failed (rc {r.returncode}):\n{r.stderr[-3000:]}')
+    try: npm_install(NPM_DIR, {PACKAGE: VERSION}, installed=lambda: version() == VERSION)
+    except RuntimeError as e: pytest.fail(str(e))
     return str(BINARY)
 
 

@@ -15,6 +15,7 @@ from caveman import ccr
 from caveman.corpus import corpus_files
 from caveman.detect import unwrap
 from caveman.engine import Engine, default_registry
+from fastcore.xtras import modified_env
 
 KIND = dict(json='json', log='log', csv='tabular', diff='diff', search='search-result', html='html',
             yaml='config', terminal='terminal', code='code', prose='text')
@@ -208,19 +209,20 @@ def test_html_had_hidden_text_to_drop():
 
 
 # ---------------------------------------------------------------- best-of, dry run (reference §10.6)
-def test_best_of_simulate_is_not_lossy_but_requires_the_store(monkeypatch):
+def test_best_of_simulate_is_not_lossy_but_requires_the_store():
     from caveman.compressors import json as json_mod, toon as toon_mod
     rows = json.dumps([{'id': i, 'state': 'charged'} for i in range(40)]).encode()
     counts = {rows.decode(): 100, toon_mod.COMPRESSOR(rows).output.decode(): 10, json_mod.COMPRESSOR(rows).output.decode(): 20}
     class Fixed:
         name = 'fixed'
         def count(self, text): return counts.get(text, 1)
-    monkeypatch.setenv('CAVE_ENGINE_TOON', 'best-of')
     store = ccr.open_store(':memory:')
-    sim = Engine(store, counter=Fixed()).simulate(rows)
+    with modified_env(CAVE_ENGINE_TOON='best-of'): engine = Engine(store, counter=Fixed())
+    sim = engine.simulate(rows)
     assert (sim['method'], sim['lossy'], sim['requires_ccr'], sim['recoverable'], sim['tokens_after']) == ('toon', False, True, True, 10)
     assert store.summary()['totals']['count'] == 0
-    assert Engine(counter=Fixed()).compress(rows).passed_through          # S4 without a store: pass-through
+    with modified_env(CAVE_ENGINE_TOON='best-of'): no_store = Engine(counter=Fixed())
+    assert no_store.compress(rows).passed_through          # S4 without a store: pass-through
 
 
 # ---------------------------------------------------------------- the table for the report

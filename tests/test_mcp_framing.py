@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from _mcp_lines import CAP_ENV, MIB16, PARSE, Live, err, ok, replies, req, run
+from _mcp_lines import CAP_ENV, MIB16, PARSE, RESULT_CAP_ENV, Live, command, err, ok, replies, req, run, server_env
 
 BOTH = pytest.mark.parametrize('kind', ['echo', 'caveman-mcp'])
 FAULTY = pytest.mark.parametrize('kind', ['echo', 'caveman-mcp+faults'])
@@ -202,9 +202,13 @@ def test_over_long_line_at_eof_without_newline(kind):
     assert replies(r) == [ok(1), err(-32600, 'cave_payload_too_large: message exceeds 256 bytes')]
 
 
-def test_a_bad_cap_setting_falls_back_to_the_default():
-    r = run('caveman-mcp', req(1) + b'\n', **{CAP_ENV: 'lots'})
-    assert replies(r) == [ok(1)] and 'using the default inbound cap' in r.stderr.decode()
+@pytest.mark.parametrize('env', [CAP_ENV, RESULT_CAP_ENV, 'CAVEMAN_MCP_WORKERS'])
+def test_a_bad_setting_is_a_start_up_error(env):
+    "A bad size or count setting stops the server before it answers anything, naming the variable (exit 2)."
+    r = subprocess.run(command('caveman-mcp'), input=req(1) + b'\n', capture_output=True, timeout=60,
+                       env=server_env('caveman-mcp', **{env: 'lots'}))
+    assert r.returncode == 2 and r.stdout == b''
+    assert r.stderr.decode().startswith(f"caveman-mcp: {env} must be ") and "got 'lots'" in r.stderr.decode()
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ import pytest
 
 from caveman.corpus import corpus_path
 from conftest import ROOT, server_command
+from _npm import npm_install
 from _http_server import HttpServer
 
 pytestmark = pytest.mark.slow
@@ -28,23 +29,12 @@ PKG_DIR = NPM_DIR / 'node_modules' / '@modelcontextprotocol' / 'inspector'
 FIVE = ['caveman_compress', 'caveman_retrieve', 'caveman_stats', 'caveman_toon_encode', 'caveman_toon_decode']
 
 
-def installed_version() -> str | None:
-    try: return json.loads((PKG_DIR / 'package.json').read_text())['version']
-    except (OSError, ValueError, KeyError): return None
-
-
 @pytest.fixture(scope='module')
 def inspector() -> list[str]:
     "The command that runs the Inspector CLI, installing the pinned version from npm first if needed."
-    node, npm = shutil.which('node'), shutil.which('npm')
-    if not node or not npm: pytest.fail('node and npm are needed to install and run the MCP Inspector (npm registry)')
-    if installed_version() != VERSION:
-        NPM_DIR.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([npm, 'install', '--prefix', str(NPM_DIR), '--cache', str(NPM_DIR / 'cache'), '--ignore-scripts',
-                            '--no-audit', '--no-fund', '--loglevel', 'error', f'{PACKAGE}@{VERSION}'],
-                           capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
-        if r.returncode != 0 or installed_version() != VERSION:
-            pytest.fail(f'npm install {PACKAGE}@{VERSION} failed (rc {r.returncode}):\n{r.stderr[-3000:]}')
+    try: npm_install(NPM_DIR, {PACKAGE: VERSION})
+    except RuntimeError as e: pytest.fail(str(e))
+    node = shutil.which('node')
     launcher = PKG_DIR / json.loads((PKG_DIR / 'package.json').read_text())['bin']['mcp-inspector']
     return [node, str(launcher), '--cli']
 

@@ -10,29 +10,14 @@ import pytest
 from PIL import Image
 
 from caveman.corpus import corpus_path
+from conftest import chromium_args
 from caveman.report import HIGHLIGHT, align
 
-CHROMIUM = '/usr/bin/chromium'
 WIDTH, HEIGHT = 1400, 1600
 
 
-@pytest.fixture(scope='session')
-def chromium() -> str:
-    "Debian's chromium, installed with apt-get when missing (CI runs as root on a fresh machine)."
-    if not os.path.exists(CHROMIUM):
-        if os.geteuid() != 0: pytest.fail(f'{CHROMIUM} is missing and installing it needs root: apt-get install -y chromium')
-        env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
-        subprocess.run(['apt-get', 'update'], check=True, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=900)
-        r = subprocess.run(['apt-get', 'install', '-y', 'chromium'], env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=1800)
-        if r.returncode != 0: pytest.fail('apt-get install -y chromium failed:\n' + r.stderr.decode(errors='replace')[-2000:])
-    return CHROMIUM
-
-
 def screenshot(chromium: str, page, png, tmp_path) -> Image.Image:
-    args = [chromium, '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-            '--disable-background-networking', '--disable-component-update', '--disable-sync', '--hide-scrollbars',
-            f'--user-data-dir={tmp_path / "chromium-profile"}', f'--screenshot={png}', f'--window-size={WIDTH},{HEIGHT}',
-            page.as_uri()]
+    args = chromium_args(chromium, tmp_path) + [f'--screenshot={png}', f'--window-size={WIDTH},{HEIGHT}', page.as_uri()]
     r = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, timeout=180)
     assert r.returncode == 0 and png.exists(), r.stderr.decode(errors='replace')[-2000:]
     return Image.open(png).convert('RGB')

@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'MAX_HEADING_BYTES', 'MAX_HEADING_WORDS', 'BOILERPLATE_BYTES', 'MIN_BYTES', 'MIN_SECTIONS', 'HEAD',
            'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'sections', 'is_heading', 'flagged', 'heading_keep', 'is_code',
-           'keep_document', 'heading_spans', 'keep_table_headers', 'compress_text']
+           'keep_document', 'heading_spans', 'keep_table_headers', 'keep_parents', 'table_head', 'table_spans',
+           'must_keep', 'compress_text']
 
 # %% ../../nbs/14_compressors_text.ipynb #3bc0ac96
 import re
@@ -141,7 +142,48 @@ def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
         if any(keep[i + 1:j]): keep[i - 1] = keep[i] = True
     return keep
 
+# %% ../../nbs/14_compressors_text.ipynb #df929a1a
+def _indent(section: str) -> int:
+    "Columns before the first character of `section`, tabs expanded to 8 (man pages mix them with spaces)."
+    first = section.split('\n', 1)[0].expandtabs(8)
+    return len(first) - len(first.lstrip(' '))
+
+def keep_parents(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
+    "Keep flags with, for every kept section, each enclosing section (the nearest one above it that is less indented, and so on up to the margin)."
+    keep, parent, stack = list(keep), [], []
+    for i, s in enumerate(secs):
+        d = _indent(s)
+        while stack and stack[-1][0] >= d: stack.pop()
+        parent.append(stack[-1][1] if stack else None)
+        stack.append((d, i))
+    for i in range(len(secs) - 1, -1, -1):
+        if keep[i] and (p := parent[i]) is not None: keep[p] = True
+    return keep
+
 # %% ../../nbs/14_compressors_text.ipynb #f5086728
+_NORMATIVE = re.compile(r"\b(?:must not|must never|shall not|should not|do not use|deprecated|caution|danger|unsafe|not supported|unsupported|breaking change)\b", re.I)
+_RECORD_HEAD = re.compile(r'commit [0-9a-f]{7,64}\b')
+
+def table_head(section: str) -> bool:
+    "True for a section that is exactly a Markdown table's header row and separator row."
+    lines = section.split('\n')
+    return len(lines) == 2 and '|' in lines[0] and _TABLE_SEP.fullmatch(lines[1].rstrip('\r')) is not None
+
+def table_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    "`spans` with each section that is a Markdown table of header, separator and rows split into the header with its separator, and the rows."
+    out = []
+    for a, b in spans:
+        nl = text.find('\n', a, b); nl2 = text.find('\n', nl + 1, b) if nl >= 0 else -1
+        if nl2 >= 0 and table_head(text[a:nl2]) and text[nl2 + 1:b].lstrip().startswith('|'):
+            out += [(a, nl2), (nl2 + 1, b)]; continue
+        out.append((a, b))
+    return out
+
+def must_keep(section: str) -> bool:
+    "True for a table's header, a record header (`commit <sha>`) or a section that states a prohibition, deprecation or danger."
+    return table_head(section) or _RECORD_HEAD.match(section.lstrip()) is not None or _NORMATIVE.search(section) is not None
+
+# %% ../../nbs/14_compressors_text.ipynb #ed255c92
 from .base import Compressor, elision_marker, dropped_runs, query_fill, is_caveman_view
 
 MIN_BYTES, MIN_SECTIONS, HEAD, TAIL, QUERY_LIMIT = 1600, 7, 2, 2, 12
@@ -176,16 +218,16 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     except UnicodeDecodeError: return None
     if len(text.strip().encode('utf-8')) < MIN_BYTES or is_caveman_view(body): return None
     text, removed = _strip_html_blocks(text)
-    spans = heading_spans(text, sections(text))
+    spans = table_spans(text, heading_spans(text, sections(text)))
     n = len(spans)
     if n < MIN_SECTIONS: return None
     secs = [text[a:b] for a, b in spans]
     sig = [[l for l, f in zip(ls, signal_flags(ls, PROSE)) if f] for ls in (s.split('\n') for s in secs)]
     forced = forced_signals([l[0] if l else '' for l in sig], sig)
-    keep = [k or _HTML_BLOCK in s or f for k, s, f in zip(heading_keep(secs), secs, forced)]
+    keep = [k or _HTML_BLOCK in s or f or must_keep(s) for k, s, f in zip(heading_keep(secs), secs, forced)]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
-    keep = keep_table_headers(secs, keep_document(secs, keep))
+    keep = keep_parents(secs, keep_table_headers(secs, keep_document(secs, keep)))
     runs = dropped_runs(keep)
     if not runs and not removed: return None
     out, pos = [], 0

@@ -7,12 +7,13 @@ __all__ = ['log', 'TOOL_DEFINITIONS', 'TOOL_NAMES', 'TOOL_TITLES', 'TOOL_ANNOTAT
            'OUTPUT_SCHEMAS', 'POINTER_NOTE', 'PAYOUT_NOTE', 'PAYOUT_AFTER', 'LEDGER_MAX_KEYS', 'DEFAULT_RESULT_CAP',
            'RESULT_CAP_ENV', 'COMPRESS_ARGS', 'ORIGINAL_URI', 'RESOURCE_NOT_FOUND', 'RESOURCE_TEMPLATE', 'MAX_CLIENTS',
            'INSTRUCTIONS', 'ToolError', 'tool_definitions', 'RetrieveLedger', 'SessionTotals', 'max_result_bytes',
-           'Tools', 'compress_tool', 'NotUtf8', 'model_text', 'blob_resource', 'retrieve_tool', 'stats_tool',
-           'toon_encode_tool', 'toon_decode_tool', 'resource_link', 'call', 'read_original', 'client_identity',
-           'ToolsPool', 'Session', 'capabilities', 'McpMethods']
+           'Tools', 'NotUtf8', 'model_text', 'blob_resource', 'resource_link', 'client_identity', 'ToolsPool',
+           'Session', 'capabilities', 'McpMethods']
 
 # %% ../../nbs/52_mcp_tools.ipynb #d95f0bed
 import hashlib, json, logging, math, os, re, sys, threading
+from fastcore.basics import patch
+from ..tokens import saved_ratio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
@@ -147,20 +148,17 @@ class SessionTotals:
         with self._lock: self.requests += 1; self.tokens_before += before; self.tokens_after += after
     @property
     def ratio(self) -> float:
-        r = (self.tokens_before - self.tokens_after) / self.tokens_before if self.tokens_before > 0 else 0.0
-        return round(r, 4) if math.isfinite(r) else 0.0
+        return saved_ratio(self.tokens_before, self.tokens_after)
 
 # %% ../../nbs/52_mcp_tools.ipynb #494fd3ab
+from ..settings import env_int
+
 DEFAULT_RESULT_CAP = 16 * 1024 * 1024
 RESULT_CAP_ENV = 'CAVEMAN_MCP_MAX_RESULT_BYTES'
 
 def max_result_bytes() -> int:
-    "Tool result cap in UTF-8 bytes of the result text from `$CAVEMAN_MCP_MAX_RESULT_BYTES`, default 16 MiB; raises `ValueError` unless the value is a positive decimal integer (SPEC §13)."
-    raw = os.environ.get(RESULT_CAP_ENV, '').strip()
-    if not raw: return DEFAULT_RESULT_CAP
-    if not re.fullmatch(r'[0-9]+', raw) or int(raw) < 1:
-        raise ValueError(f'{RESULT_CAP_ENV} must be a positive number of bytes, got {raw!r}')
-    return int(raw)
+    "Tool result cap in UTF-8 bytes of the result text from `$CAVEMAN_MCP_MAX_RESULT_BYTES`, default 16 MiB; raises `SettingError` (a `ValueError`) unless the value is a positive decimal integer (SPEC §13)."
+    return env_int(RESULT_CAP_ENV, DEFAULT_RESULT_CAP, what='a positive number of bytes')
 
 # %% ../../nbs/52_mcp_tools.ipynb #daa310d3
 def _str_arg(args: dict, name: str, tool: str) -> str:
@@ -210,7 +208,8 @@ class Tools:
 # %% ../../nbs/52_mcp_tools.ipynb #c9063764
 COMPRESS_ARGS = {'input', 'content_type', 'type'}
 
-def compress_tool(self: Tools, arguments) -> dict:
+@patch
+def compress(self: Tools, arguments) -> dict:
     "`caveman_compress`: `{input, content_type?, type?}` -> payload `{compressed, ratio, tokens_before, tokens_after, basis, content_type, recovery_handle, method?, lossless_to_model?}`."
     from caveman.engine import RecoveryStoreError, as_bytes, as_text
     args = _args(arguments, 'compress')
@@ -231,8 +230,6 @@ def compress_tool(self: Tools, arguments) -> dict:
     if r.method: p['method'] = r.method
     if r.lossless_to_model is not None: p['lossless_to_model'] = r.lossless_to_model
     return p
-
-Tools.compress = compress_tool
 
 # %% ../../nbs/52_mcp_tools.ipynb #c7ce6f43
 ORIGINAL_URI = 'caveman://ccr/'
@@ -275,7 +272,8 @@ def _is_unicode(s: str) -> bool:
     except UnicodeEncodeError: return False
     return True
 
-def retrieve_tool(self: Tools, arguments) -> str:
+@patch
+def retrieve(self: Tools, arguments) -> str:
     "`caveman_retrieve`: `{recovery_handle, query?}` -> raw text (original, narrowed view, or a ledger note + original)."
     args = _args(arguments, 'retrieve')
     from caveman.ccr import normalize_handle                  # every accepted spelling (`ccr_…`, `<<ccr:…>>`, `ccr://…`, …)
@@ -295,10 +293,9 @@ def retrieve_tool(self: Tools, arguments) -> str:
     if led is not None: led.record(handle, query)
     return text
 
-Tools.retrieve = retrieve_tool
-
 # %% ../../nbs/52_mcp_tools.ipynb #39543c0b
-def stats_tool(self: Tools, arguments=None) -> dict:
+@patch
+def stats(self: Tools, arguments=None) -> dict:
     "`caveman_stats`: payload `{tokens_before, tokens_after, requests, ratio, basis, scope: 'session', store}` (SPEC §8, §14.3)."
     t = self.totals
     p = {'tokens_before': t.tokens_before, 'tokens_after': t.tokens_after, 'requests': t.requests,
@@ -312,10 +309,9 @@ def stats_tool(self: Tools, arguments=None) -> dict:
         log.warning('stats: store totals unavailable: %s', e)
     return p
 
-Tools.stats = stats_tool
-
 # %% ../../nbs/52_mcp_tools.ipynb #d1663778
-def toon_encode_tool(self: Tools, arguments) -> dict:
+@patch
+def toon_encode(self: Tools, arguments) -> dict:
     "`caveman_toon_encode`: `{input}` -> `{output, encoded, input_bytes, output_bytes, note?}` (bytes are UTF-8 byte counts)."
     from caveman import toon
     args = _args(arguments, 'toon_encode')
@@ -327,7 +323,8 @@ def toon_encode_tool(self: Tools, arguments) -> dict:
         return {'output': text, 'encoded': False, 'input_bytes': n, 'output_bytes': n, 'note': f'not encoded: {e}'}
     return {'output': out, 'encoded': True, 'input_bytes': n, 'output_bytes': _utf8_len(out)}
 
-def toon_decode_tool(self: Tools, arguments) -> str:
+@patch
+def toon_decode(self: Tools, arguments) -> str:
     "`caveman_toon_decode`: `{input}` -> compact JSON text; invalid TOON -> `ToolError('cave_invalid_toon')` without echoing the input."
     from caveman import toon
     args = _args(arguments, 'toon_decode')
@@ -335,8 +332,6 @@ def toon_decode_tool(self: Tools, arguments) -> str:
     if not text: raise _missing(args, 'input', 'toon_decode')
     try: return toon.decode(text)
     except toon.ToonError as e: raise ToolError('cave_invalid_toon', f'not valid TOON, no JSON was emitted: {e}')
-
-Tools.toon_encode, Tools.toon_decode = toon_encode_tool, toon_decode_tool
 
 # %% ../../nbs/52_mcp_tools.ipynb #9e825de3
 def resource_link(handle: str) -> dict:
@@ -352,6 +347,7 @@ def _error(code: str, message: str) -> dict: return _envelope(_dumps({'error': c
 _HANDLERS = {'caveman_compress': 'compress', 'caveman_retrieve': 'retrieve', 'caveman_stats': 'stats',
              'caveman_toon_encode': 'toon_encode', 'caveman_toon_decode': 'toon_decode'}
 
+@patch
 def call(self: Tools, name: str, arguments=None, version: str = PRE_HANDSHAKE_VERSION) -> dict:
     "Run tool `name` with `arguments` and return the MCP tool-result envelope for protocol `version` (a `resource_link` to the original after a compress, `structuredContent` for stats, from 2025-06-18); never raises (reference §7.3)."
     if name not in _HANDLERS: return _error('cave_unknown_tool', f'unknown tool: {name}')
@@ -375,14 +371,13 @@ def call(self: Tools, name: str, arguments=None, version: str = PRE_HANDSHAKE_VE
     if name in OUTPUT_SCHEMAS and has_feature(version, 'structured_output'): env['structuredContent'] = out
     return env
 
-Tools.call = call
-
 # %% ../../nbs/52_mcp_tools.ipynb #f9b0d49d
 RESOURCE_NOT_FOUND = -32002
 RESOURCE_TEMPLATE = {'uriTemplate': ORIGINAL_URI + '{handle}', 'name': 'caveman_original',
                      'title': 'Original behind a caveman handle', 'mimeType': 'text/plain',
                      'description': 'The exact stored original that a caveman_compress view or marker elides.'}
 
+@patch
 def read_original(self: Tools, params, version: str) -> dict:
     "`resources/read` of `caveman://ccr/<handle>`: `{contents: [{uri, mimeType, text}]}` with the exact original (`blob`, base64, when it is not UTF-8); raises `RpcError` (−32602 bad params; not found: −32002 before 2026-07-28, −32602 from it)."
     from caveman import ccr
@@ -397,7 +392,6 @@ def read_original(self: Tools, params, version: str) -> dict:
     try: return {'contents': [{'uri': uri, 'mimeType': 'text/plain', 'text': data.decode('utf-8')}]}
     except UnicodeDecodeError: return {'contents': [{**blob_resource(handle, data)['resource'], 'uri': uri}]}
 
-Tools.read_original = read_original
 
 # %% ../../nbs/52_mcp_tools.ipynb #5950d61f
 MAX_CLIENTS = 256

@@ -10,17 +10,14 @@ __all__ = ['DEFAULT_MAX_INBOUND', 'MAX_INBOUND_ENV', 'LOG_LEVEL_ENV', 'max_inbou
 import logging, os, re, sys
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
+from ..settings import env_int
 
 DEFAULT_MAX_INBOUND = 16 * 1024 * 1024
 MAX_INBOUND_ENV = 'CAVEMAN_MCP_MAX_INBOUND_BYTES'
 
 def max_inbound_bytes() -> int:
-    "Inbound line cap in bytes (newline included) from `$CAVEMAN_MCP_MAX_INBOUND_BYTES`, default 16 MiB; raises `ValueError` unless the value is a positive decimal integer (reference §7.1)."
-    raw = os.environ.get(MAX_INBOUND_ENV, '').strip()
-    if not raw: return DEFAULT_MAX_INBOUND
-    if not re.fullmatch(r'[0-9]+', raw) or int(raw) < 1:
-        raise ValueError(f'{MAX_INBOUND_ENV} must be a positive number of bytes, got {raw!r}')
-    return int(raw)
+    "Inbound line cap in bytes (newline included) from `$CAVEMAN_MCP_MAX_INBOUND_BYTES`, default 16 MiB; raises `SettingError` (a `ValueError`) unless the value is a positive decimal integer (reference §7.1)."
+    return env_int(MAX_INBOUND_ENV, DEFAULT_MAX_INBOUND, what='a positive number of bytes')
 
 # %% ../../nbs/50_mcp_transport.ipynb #41342220
 @dataclass(frozen=True)
