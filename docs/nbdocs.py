@@ -10,7 +10,7 @@ notebooks stay without outputs: the outputs live only in what this script writes
 `nbdev_docs`/`nbdev_readme` need) cannot be installed offline, so this is the project's own renderer:
 markdown-it-py for prose, Pygments for code.
 """
-import argparse, configparser, html, multiprocessing, os, re, sys, time
+import argparse, configparser, html, os, re, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,16 +86,31 @@ def execute(path: Path) -> tuple[list[dict], str, float]:
     return cells, err, time.time() - start
 
 
-def _execute_one(path: str):
-    try: return (path, *execute(Path(path)))
-    except Exception as e: return path, [], f'{type(e).__name__}: {e}', 0.0
+NB_TIMEOUT = int(os.environ.get('NBTEST_TIMEOUT', '1200'))   # seconds one notebook may run, as make test-nbs allows
+
+
+def _execute_in_child(path: Path) -> tuple[list[dict], str, float]:
+    "`execute(path)` in a fresh interpreter (`nbdocs.py run-one`): a notebook that hangs, kills its own process or crashes the interpreter fails with a reason instead of stopping the build."
+    import json, subprocess, tempfile
+    start = time.time()
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / 'result.json'
+        try:
+            r = subprocess.run([sys.executable, str(Path(__file__).resolve()), 'run-one', str(path), str(out)], capture_output=True,
+                               text=True, timeout=NB_TIMEOUT, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return [], f'{path.name}: still running after {NB_TIMEOUT} s (NBTEST_TIMEOUT), stopped', time.time() - start
+        if not out.exists():
+            return [], f'{path.name}: the notebook process ended with status {r.returncode} before writing its result:\n{r.stderr[-3000:]}', time.time() - start
+        cells, err, secs = json.loads(out.read_text())
+    return cells, err, secs
 
 
 def execute_all(paths: list[Path], workers: int = 2) -> dict[Path, tuple[list[dict], str, float]]:
     "Run each notebook in its own fresh process (no state leaks between notebooks), `workers` at a time."
-    ctx = multiprocessing.get_context('fork')
-    with ctx.Pool(workers, maxtasksperchild=1) as pool:
-        return {Path(p): (cells, err, secs) for p, cells, err, secs in pool.imap_unordered(_execute_one, map(str, paths))}
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        return dict(zip(paths, pool.map(_execute_in_child, paths)))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -277,7 +292,12 @@ def main(argv=None) -> int:
     s.add_argument('--workers', type=int, default=2)
     r = sub.add_parser('readme', help='execute nbs/index.ipynb and write it as Markdown')
     r.add_argument('out', type=Path)
+    o = sub.add_parser('run-one', help='(internal) execute one notebook and write its cells, error and time as JSON')
+    o.add_argument('notebook', type=Path); o.add_argument('out', type=Path)
     a = ap.parse_args(argv)
+    if a.cmd == 'run-one':
+        import json
+        a.out.write_text(json.dumps(execute(a.notebook.resolve()), default=str)); return 0
     if a.cmd == 'readme':
         cells, err, _ = execute(NBS / 'index.ipynb')
         if err: sys.stderr.write(err + '\n'); return 1
