@@ -127,14 +127,20 @@ def env_overrides(base: Policy, env: dict) -> Policy:
     return replace(base, **changes, notes=tuple(notes))
 
 def load_policy(path: str | None = None, env: dict | None = None) -> Policy:
-    "The shared `Policy`: the JSON file `path` (default: `policy_path(env)`; missing = defaults) over the defaults, `env` (default `os.environ`) over the file; raises `PolicyError` on a malformed file or value."
+    "The shared `Policy`: the JSON file `path` (default: `policy_path(env)`; a missing default file = defaults, a missing file that `CAVEMAN_POLICY` names = `PolicyError`) over the defaults, `env` (default `os.environ`) over the file; raises `PolicyError` on a malformed file or value."
     env = os.environ if env is None else env
-    notes = ()
-    if path is None: path, notes = policy_path(env)
+    notes, named = (), ''
+    if path is None:
+        path, notes = policy_path(env)
+        named = next((v for v in ('CAVEMAN_POLICY', 'CAVEMAN_HOOK_CONFIG') if env.get(v, '').strip()), '')
     try:
         with open(path, 'rb') as f: raw = f.read()
         cfg = json.loads(raw) if raw.strip() else {}
-    except FileNotFoundError: cfg = {}
+    except FileNotFoundError:
+        if named: raise PolicyError(f'{named} names a policy file that does not exist: {path}') from None
+        cfg = {}
     except (OSError, ValueError, RecursionError) as e: raise PolicyError(f'cannot read the policy {path}: {e}') from None
     if not isinstance(cfg, dict): raise PolicyError(f'the policy {path} must be a JSON object')
     return env_overrides(apply(Policy(notes=notes), cfg, str(path)), env)
+
+

@@ -19,10 +19,11 @@ class ConfigError(ValueError):
     "A gateway configuration that cannot be served; the message names the server and what is wrong."
 
 # %% ../../nbs/55_mcp_gateway.ipynb #0ece13ce
-from ..policy import Policy, PolicyError, load_policy, apply as apply_policy
+from ..policy import Policy, PolicyError, load_policy, env_overrides, apply as apply_policy
 
-def _policy(base: Policy, obj, where: str) -> Policy:
-    try: return apply_policy(base, obj, where)
+def _policy(base: Policy, obj, where: str, environ: dict | None = None) -> Policy:
+    "`base` refined by a config's `caveman` object `obj`, then the policy variables of `environ` (default `os.environ`) over both: a variable — the off switch above all — wins over any file, as it does for the hook; raises `ConfigError`."
+    try: return env_overrides(apply_policy(base, obj, where), os.environ if environ is None else environ)
     except PolicyError as e: raise ConfigError(str(e)) from None
 
 def policy_names(server: str, tool: str, exposed: str) -> tuple:
@@ -121,6 +122,8 @@ def command_spec(argv: list[str], base: Policy | None = None) -> UpstreamSpec:
     pkg = next((a for a in argv[1:] if not a.startswith('-')), argv[0]) if os.path.basename(argv[0]) in ('npx', 'uvx', 'python', 'python3', 'node', 'pipx') else argv[0]
     name = re.sub(r'[^A-Za-z0-9_-]+', '_', os.path.basename(pkg.rstrip('/')).split('@')[0]).strip('_') or 'upstream'
     return _server(name, {'command': argv[0], 'args': list(argv[1:])}, shared_policy(base))
+
+
 
 # %% ../../nbs/55_mcp_gateway.ipynb #75040c3e
 def upstream_environment(env: tuple = (), environ: dict | None = None) -> dict:
