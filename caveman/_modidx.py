@@ -811,6 +811,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                'caveman.hooks._exe': ('hooks.html#_exe', 'caveman/hooks.py'),
                                'caveman.hooks._gemini_text': ('hooks.html#_gemini_text', 'caveman/hooks.py'),
                                'caveman.hooks._grep': ('hooks.html#_grep', 'caveman/hooks.py'),
+                               'caveman.hooks._is_caveman_server': ('hooks.html#_is_caveman_server', 'caveman/hooks.py'),
                                'caveman.hooks._is_host_hook': ('hooks.html#_is_host_hook', 'caveman/hooks.py'),
                                'caveman.hooks._lines_field': ('hooks.html#_lines_field', 'caveman/hooks.py'),
                                'caveman.hooks._load': ('hooks.html#_load', 'caveman/hooks.py'),

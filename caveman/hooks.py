@@ -350,6 +350,12 @@ def merge_hook(settings: dict, command: str | None) -> dict:
     else: s.pop('hooks', None)
     return s
 
+def _is_caveman_server(entry) -> bool:
+    "True when an MCP server entry runs caveman-mcp (by its command or a `caveman.mcp.server` module argument)."
+    if not isinstance(entry, dict): return False
+    args = entry.get('args') if isinstance(entry.get('args'), list) else []
+    return 'caveman-mcp' in str(entry.get('command', '')) or any('caveman.mcp' in str(a) or 'caveman-mcp' in str(a) for a in args)
+
 def merge_server(doc: dict, path: list, server: dict | None) -> dict:
     "A copy of `doc` with the MCP server map at key `path` holding caveman's `server` entry (None: removed, and only if it is caveman-mcp)."
     d = json.loads(json.dumps(doc))
@@ -360,11 +366,18 @@ def merge_server(doc: dict, path: list, server: dict | None) -> dict:
         if not isinstance(node, dict): raise HookError(f'"{k}" in {path} is not an object')
     servers = node.get(path[-1], {})
     if not isinstance(servers, dict): raise HookError(f'"{path[-1]}" is not an object')
-    if server is not None: servers[SERVER_NAME] = server
-    elif 'caveman-mcp' in str((servers.get(SERVER_NAME) or {}).get('command', '')): servers.pop(SERVER_NAME)
+    have = servers.get(SERVER_NAME)
+    ours = have is None or _is_caveman_server(have)
+    if server is not None:
+        if not ours: raise HookError(f'an MCP server named "{SERVER_NAME}" is already registered and is not caveman-mcp '
+                                     f'({json.dumps(have)[:120]}); rename it, then install again — nothing was changed')
+        servers[SERVER_NAME] = server
+    elif have is not None and ours: servers.pop(SERVER_NAME)
     if servers or server is not None: node[path[-1]] = servers
     else: node.pop(path[-1], None)
     return d
+
+
 
 # %% ../nbs/63_hooks.ipynb #085f5df2
 import difflib

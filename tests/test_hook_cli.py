@@ -161,6 +161,18 @@ def test_install_refuses_a_broken_settings_file(env):
     assert (home / '.claude' / 'settings.json').read_text() == '{"model": "opus",' and not (home / '.claude.json').exists()
 
 
+
+@pytest.mark.parametrize('flags', [[], ['--gateway']])
+def test_install_never_replaces_a_users_own_server_named_caveman(env, flags):
+    "A server of the user's that happens to be named `caveman` (not caveman-mcp) is refused, never overwritten; every file stays as it was."
+    home = Path(env['HOME']); home.mkdir(parents=True, exist_ok=True); original = '{\n  "mcpServers": {\n    "caveman": {\n      "command": "/opt/other/bin/server"\n    }\n  }\n}\n'
+    (home / '.claude.json').write_text(original)
+    r = subprocess.run([str(CAVEMAN), 'install', 'claude-code', *flags], capture_output=True, env=env, timeout=120)
+    assert r.returncode == 1 and b'not caveman-mcp' in r.stderr
+    assert (home / '.claude.json').read_text() == original and not (home / '.claude' / 'settings.json').exists()
+    r = subprocess.run([str(CAVEMAN), 'uninstall', 'claude-code'], capture_output=True, env=env, timeout=120)
+    assert (home / '.claude.json').read_text() == original
+
 ISSUES = json.dumps([{'id': i, 'title': f'issue {i}', 'state': 'open', 'labels': [], 'user': {'login': 'octocat', 'id': 1}}
                      for i in range(60)], indent=2)
 
