@@ -532,8 +532,8 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
     def call(params: dict):
         name, args = params['name'], params.get('arguments')
         if name in GATEWAY_TOOLS: return tools.call(name, args, negotiated) if negotiated else tools.call(name, args)
-        from mcp.shared.exceptions import MCPError                    # imported by the gateway's boot thread by now
-        gateway.booted()
+        gateway.booted()                                                # first: the boot thread imports the SDK (two importers at once deadlock)
+        from mcp.shared.exceptions import MCPError
         token = (params.get('_meta') or {}).get('progressToken') if isinstance(params.get('_meta'), dict) else None
         progress = None
         if token is not None and notify is not None:
@@ -569,8 +569,8 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
         if method == 'prompts/list': return {'prompts': gateway.prompts()}
         if method in ('resources/read', 'prompts/get'):
             if not isinstance(params, dict): raise RpcError(-32602, f'invalid {method} params')
-            from mcp.shared.exceptions import MCPError
             gateway.booted()
+            from mcp.shared.exceptions import MCPError
             try:
                 if method == 'resources/read': return gateway.read_resource(params.get('uri'))
                 return gateway.get_prompt(params.get('name'), params.get('arguments'))
