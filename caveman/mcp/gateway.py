@@ -105,6 +105,10 @@ def parse_config(obj, base: Policy | None = None, environ: dict | None = None) -
     if unknown := sorted(set(obj) - {'mcpServers', 'caveman', 'installed'}): raise ConfigError(f'unknown top-level key {unknown[0]!r} (known: mcpServers, caveman, installed)')
     base = _policy(shared_policy(base), obj.get('caveman'), 'top-level')
     if not obj['mcpServers']: raise ConfigError('"mcpServers" names no server')
+    seen = {}
+    for name in obj['mcpServers']:                 # 'a b' and 'a_b' would list their tools under one prefix
+        if (other := seen.setdefault(re.sub(r'[^A-Za-z0-9_.-]', '_', str(name)), name)) != name:
+            raise ConfigError(f'servers {other!r} and {name!r} would list their tools under the same name; rename one')
     return [_server(name, s, base, environ) for name, s in obj['mcpServers'].items()]
 
 def load_config(path: str, base: Policy | None = None) -> list[UpstreamSpec]:
