@@ -95,10 +95,11 @@ def test_docs_site_builds_and_renders_with_outputs(chromium, tmp_path):
     report = dom('62_report.html').outputs
     assert report and any('__caveman_elided__' in o or 'elided' in o for o in report)
 
-    png = tmp_path / 'front.png'
+    png = tmp_path / 'bm25.png'       # a notebook page: its first outputs sit near the top (the front page is the long README)
     r = subprocess.run(chromium_args(chromium, tmp_path) + [f'--screenshot={png}', '--window-size=1200,6000',
-                       (site / 'front.html').as_uri()], stdin=subprocess.DEVNULL, capture_output=True, timeout=180)
+                       (site / '04_bm25.html').as_uri()], stdin=subprocess.DEVNULL, capture_output=True, timeout=180)
     assert r.returncode == 0 and png.exists(), r.stderr.decode(errors='replace')[-2000:]
     img = Image.open(png).convert('RGB')
-    rule = sum(1 for px in img.getdata() if px == OUTPUT_RULE)
+    near = lambda px: all(abs(a - b) <= 12 for a, b in zip(px, OUTPUT_RULE))   # colour management and anti-aliasing shift a rule's pixels a little
+    rule = sum(1 for px in img.getdata() if near(px))
     assert rule > 100, f'no output block painted ({rule} pixels of the output rule)'
