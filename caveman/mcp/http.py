@@ -234,7 +234,9 @@ def serve_http(methods: McpMethods, new_tools, host: str, port: int, cap: int, t
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level='warning', access_log=False,
                                            lifespan='off', timeout_graceful_shutdown=30))
     got = []
-    signal.signal(signal.SIGTERM, lambda *_: got.append(signal.SIGTERM))   # uvicorn re-raises the signal it shut down for
+    def on_signal(sig, _frame):   # ours before and after uvicorn's own: it re-raises the signal it shut down for, which lands here
+        got.append(sig); server.should_exit = True
+    for sig in (signal.SIGTERM, signal.SIGINT): signal.signal(sig, on_signal)   # (asyncio's own SIGINT handling raced with that re-raise)
 
     async def run():
         task = asyncio.ensure_future(server.serve())
@@ -246,5 +248,6 @@ def serve_http(methods: McpMethods, new_tools, host: str, port: int, cap: int, t
         await task
     try: asyncio.run(run())
     except KeyboardInterrupt: return 130
+    if signal.SIGINT in got: return 130
     if not server.started: return 1
     return 0
