@@ -13,7 +13,9 @@ request without `tools` (the host's side calls: titles, summaries, WebFetch's pa
         api.main_requests()        # the recorded bodies of the main loop, in order
 """
 import itertools, json, threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from _fake_api import LoopbackServer
 
 _ids = itertools.count(1)
 
@@ -66,7 +68,7 @@ def _sse(blocks: list[dict], model: str) -> bytes:
     return ''.join(ev).encode()
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     "The fake API server; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
     def __init__(self, script=(), side=None):
         self.script, self.side = list(script), side
@@ -102,10 +104,7 @@ class FakeAnthropic:
                        'stop_reason': stop, 'stop_sequence': None, 'usage': {'input_tokens': 1, 'output_tokens': 1}}
                 self._send(200, json.dumps(msg).encode())
 
-        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.url = f'http://127.0.0.1:{self.port}'
+        self.serve_with(Handler, '')
 
     def answer(self, body: dict) -> list[dict]:
         "The blocks answering one request: the script step for the main loop, a side answer otherwise."
@@ -128,10 +127,3 @@ class FakeAnthropic:
     def env(self) -> dict:
         "Environment variables pointing a Claude Code process at this server."
         return {'ANTHROPIC_BASE_URL': self.url, 'ANTHROPIC_API_KEY': 'sk-ant-fake-key'}
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown(); self.httpd.server_close()

@@ -13,7 +13,9 @@ checks, summaries) gets a short text answer, or `{}` when it asks for JSON. `:co
         api.main_requests()        # the recorded bodies of the main loop, in order
 """
 import json, threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from _fake_api import LoopbackServer
 
 
 def function_call(name: str, args: dict) -> dict:
@@ -40,7 +42,7 @@ def _chunk(parts: list[dict]) -> dict:
             'modelVersion': 'gemini-2.5-flash'}
 
 
-class FakeGemini:
+class FakeGemini(LoopbackServer):
     "The fake API server; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
     def __init__(self, script=()):
         self.script = list(script)
@@ -70,10 +72,7 @@ class FakeGemini:
                     return self._send(200, f'data: {json.dumps(_chunk(parts))}\r\n\r\n'.encode(), 'text/event-stream')
                 self._send(200, json.dumps(_chunk(parts)).encode())
 
-        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.url = f'http://127.0.0.1:{self.port}'
+        self.serve_with(Handler, '')
 
     def answer(self, body: dict) -> list[dict]:
         "The parts answering one request: the script step for the main loop, a side answer otherwise."
@@ -94,10 +93,3 @@ class FakeGemini:
     def env(self) -> dict:
         "Environment variables pointing a Gemini CLI process at this server."
         return {'GOOGLE_GEMINI_BASE_URL': self.url, 'GEMINI_API_KEY': 'fake-gemini-key'}
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown(); self.httpd.server_close()

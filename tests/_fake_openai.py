@@ -11,7 +11,9 @@ callable `(request_body) -> items`. Past the end of the script it answers "done"
         api.main_requests()        # the recorded bodies of /v1/responses, in order
 """
 import itertools, json, threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from _fake_api import LoopbackServer
 
 _ids = itertools.count(1)
 ENV_KEY = 'CAVEMAN_FAKE_OPENAI_KEY'
@@ -58,7 +60,7 @@ def _sse(items: list[dict], model: str) -> bytes:
     return ''.join(ev).encode()
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     "The fake API server; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
     def __init__(self, script=()):
         self.script = list(script)
@@ -87,10 +89,7 @@ class FakeOpenAI:
                 if not self.path.rstrip('/').endswith('/responses'): return self._send(404, b'{"error":{"message":"not found"}}')
                 self._send(200, _sse(fake.answer(body), body.get('model', 'fake')), 'text/event-stream')
 
-        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.url = f'http://127.0.0.1:{self.port}/v1'
+        self.serve_with(Handler, '/v1')
 
     def answer(self, body: dict) -> list[dict]:
         "The output items answering one request: the script step for the main loop."
@@ -114,10 +113,3 @@ class FakeOpenAI:
 
     def env(self) -> dict:
         return {ENV_KEY: 'sk-fake-openai-key'}
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown(); self.httpd.server_close()
