@@ -99,6 +99,7 @@ RULES = {   # rule -> the patch that switches it off
     'Args items that restate the schema': dict(restates_schema=lambda item, params: False),
     'example literals whose keys the schema names': dict(strip_schema_examples=lambda text, names: text),
     'property prose that restates its schema (optional, default, enum)': dict(drop_schema_restatements=lambda text, schema, optional=None: text),
+    'property descriptions that only restate the property, tool and type names': dict(restates_name=lambda text, name, tool='', type_=None: False),
 }
 
 

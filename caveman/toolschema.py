@@ -8,8 +8,9 @@ __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'W
            'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_typed',
            'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word', 'is_marketing', 'example_spans',
            'is_fact', 'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples',
-           'drop_schema_restatements', 'reduce_description', 'same_under_default_dialect', 'property_names',
-           'compress_schema', 'compress_envelope', 'compress_document', 'compress_toolschema', 'strip_annotations']
+           'drop_schema_restatements', 'restates_name', 'reduce_description', 'same_under_default_dialect',
+           'property_names', 'compress_schema', 'compress_envelope', 'compress_document', 'compress_toolschema',
+           'strip_annotations']
 
 # %% ../nbs/25_toolschema.ipynb #c97d905a
 import json, re
@@ -449,6 +450,17 @@ def drop_schema_restatements(text: str, schema: dict, optional: bool | None = No
             if new and new != text: text = new; break
         else: return text
 
+# %% ../nbs/25_toolschema.ipynb #10abe378
+_TYPE_WORDS = {'boolean': 'boolean whether', 'integer': 'integer number', 'number': 'number', 'array': 'array list',
+               'string': 'string', 'object': 'object', 'null': 'null'}
+_SETTER_WORDS = frozenset('set sets specify specifies'.split())
+
+def restates_name(text: str, name: str, tool: str = '', type_=None) -> bool:
+    "Whether a property's description (text) says nothing but the property `name`, the `tool` name and its JSON `type_`: every content word is one of theirs or a setter verb (*set*, *specify*); an empty description too."
+    types = [type_] if isinstance(type_, str) else type_ if isinstance(type_, list) else []
+    known = _content_words(' '.join([name, tool] + [_TYPE_WORDS.get(t, t) for t in types if isinstance(t, str)])) | _SETTER_WORDS
+    return _content_words(text) <= known
+
 # %% ../nbs/25_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
     "The units (list items, sentences) of tidied `lines`, each with its context `parent`: a list item's header or parent item, a back-referring sentence's predecessor."
@@ -592,10 +604,17 @@ def _property_description(text: str, schema: dict, optional, names) -> str:
         if new == text or drop_schema_restatements(new, schema, optional) == new: return new
         text = new
 
-def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=...):
-    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced and property descriptions stripped of what the schema states; `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
+def _without_name_restatement(prop, name: str, tool: str, targets, path: tuple):
+    "A compressed property schema without its `description` where that only restates the property's name (`restates_name`) and no `$ref` points at it."
+    if (isinstance(prop, dict) and isinstance(prop.get('description'), str) and restates_name(prop['description'], name, tool, prop.get('type'))
+            and not _ref_needs(path + (name,), 'description', targets)):
+        return {k: v for k, v in prop.items() if k != 'description'}
+    return prop
+
+def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=..., _tool: str = ''):
+    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced, property descriptions stripped of what the schema states and dropped where they only restate the name (`_tool`: the tool's name); `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
     if _targets is None: _targets, _names = _ref_targets(schema), frozenset(property_names(schema))
-    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names) for i, v in enumerate(schema)]
+    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names, _tool=_tool) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
     out = {}
     for key, value in schema.items():
@@ -607,10 +626,11 @@ def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset 
         elif key in VERBATIM_KEYWORDS: out[key] = value
         elif key == 'properties' and isinstance(value, dict):
             flags = _optional_flags(schema)
-            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, flags[name]) for name, sub in value.items()}
+            out[key] = {name: _without_name_restatement(compress_schema(sub, _targets, here + (name,), _names, flags[name], _tool), name, _tool, _targets, here)
+                        for name, sub in value.items()}
         elif key in NAME_MAPS and isinstance(value, dict):
-            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names) for name, sub in value.items()}
-        else: out[key] = compress_schema(value, _targets, here, _names)
+            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, _tool=_tool) for name, sub in value.items()}
+        else: out[key] = compress_schema(value, _targets, here, _names, _tool=_tool)
     return out
 
 # %% ../nbs/25_toolschema.ipynb #07f846ed
@@ -627,7 +647,9 @@ def compress_envelope(tool):
     out = {}
     for key, value in tool.items():
         if key in SCHEMA_KEYS:
-            out[key] = compress_schema(value, _ref_targets(value), (), names) if value is schema else compress_schema(value)
+            tool_name = tool['name'] if isinstance(tool.get('name'), str) else ''
+            out[key] = (compress_schema(value, _ref_targets(value), (), names, _tool=tool_name) if value is schema
+                        else compress_schema(value, _tool=tool_name))
         elif key == 'function': out[key] = compress_envelope(value)
         elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, names=names, params=params)
         else: out[key] = value
