@@ -85,9 +85,11 @@ def patched(**attrs):
     "Temporarily replace attributes of `caveman.toolschema` (one rule switched off)."
     old = {k: getattr(toolschema, k) for k in attrs}
     for k, v in attrs.items(): setattr(toolschema, k, v)
+    toolschema._DESCRIPTION_CACHE.clear()      # reductions cached with every rule on
     try: yield
     finally:
         for k, v in old.items(): setattr(toolschema, k, v)
+        toolschema._DESCRIPTION_CACHE.clear()
 
 
 RULES = {   # rule -> the patch that switches it off

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from . import ccr
 from .engine import Engine, Result, RecoveryStoreError, as_bytes
 from .tokens import Counter
-from .toolschema import loads_typed, dumps_compact, extract_tools, selection_profile
+from .toolschema import loads_typed, dumps_compact, extract_tools, selection_profile, remember_parsed
 
 _all_ = ['selection_profile']
 
@@ -44,11 +44,14 @@ def shrink(catalog: bytes | str, store: 'ccr.Store | str | None' = None, counter
     handle. Raises `RecoveryStoreError` (`.result` = the pass-through) when the store fails (reference §8.1, SPEC §10, §14.6)."""
     data = as_bytes(catalog)
     engine = Engine(None, counter)
-    compact = compact_json(data)
+    try: doc = loads_typed(data); compact = dumps_compact(doc).encode('utf-8')      # `compact_json`, keeping the parse
+    except (ValueError, RecursionError): compact = None
     if compact is None:
         res = engine.compress(data, mode='record', type=SHRINK_TYPE)
         return data, res
-    res = engine.compress(compact, type=SHRINK_TYPE, external_recovery=True)
+    remember_parsed(compact, doc)          # the compressor takes this parse instead of parsing the compact form again
+    try: res = engine.compress(compact, type=SHRINK_TYPE, external_recovery=True)
+    finally: remember_parsed(b'', None)
     if res.passed_through:
         res = replace(res, output=data)
         return data, res

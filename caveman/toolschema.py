@@ -9,7 +9,8 @@ __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'W
            'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word', 'is_marketing', 'example_spans',
            'is_fact', 'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples',
            'drop_schema_restatements', 'restates_name', 'reduce_description', 'same_under_default_dialect',
-           'property_names', 'compress_schema', 'compress_envelope', 'compress_document', 'compress_toolschema',
+           'property_names', 'refs_and_names', 'property_description', 'tool_description', 'compress_schema',
+           'compress_envelope', 'compress_document', 'remember_parsed', 'parsed', 'compress_toolschema',
            'strip_annotations']
 
 # %% ../nbs/25_toolschema.ipynb #c97d905a
@@ -364,12 +365,17 @@ _ARGS_HEADER = regex.compile(r'^(?:args|arguments|parameters|params|parameters\s
 _ARG_ITEM = regex.compile(r'^\s*(?:[-*+•]\s+)?`?([\w.$-]+)`?\s*(?:\(([^)]*)\))?\s*[:：-]\s*(.*)$')
 _STOP = frozenset('a an the of to for in on at by is are be it its this that which with and or as from your you if any can will'.split())
 
-def _content_words(text: str) -> set[str]:
+_WORD_OR_CJK = regex.compile(r'[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{L}\p{N}]+')
+_WORD_PART = regex.compile(r'[\p{Lu}]?[\p{Ll}\p{N}]+|[\p{Lu}]+(?![\p{Ll}])|[^\p{L}\p{N}]|[\p{Han}\p{Hiragana}\p{Katakana}]')
+
+@lru_cache(maxsize=8192)
+def _content_words(text: str) -> frozenset[str]:
+    "The lower-cased words of `text` (camelCase split, CJK by character), stop words left out; cached: the same names and descriptions recur."
     words = set()
-    for w in regex.findall(r'[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{L}\p{N}]+', text):
-        for part in regex.findall(r'[\p{Lu}]?[\p{Ll}\p{N}]+|[\p{Lu}]+(?![\p{Ll}])|[^\p{L}\p{N}]|[\p{Han}\p{Hiragana}\p{Katakana}]', w) or [w]:
+    for w in _WORD_OR_CJK.findall(text):
+        for part in _WORD_PART.findall(w) or [w]:
             if part.lower() not in _STOP: words.add(part.lower())
-    return words
+    return frozenset(words)
 
 def restates_schema(item: str, params: dict) -> bool:
     "Whether an `Args:`-section item (`name: text`, `- name (type): text`) names a parameter of `params` (the schema's `properties`) and says nothing its schema does not."
@@ -587,6 +593,23 @@ def property_names(schema) -> set[str]:
         elif isinstance(node, list): stack.extend(node)
     return found
 
+# %% ../nbs/25_toolschema.ipynb #180aa4c0
+def refs_and_names(schema) -> tuple[list, frozenset]:
+    "`(_ref_targets(schema), frozenset(property_names(schema)))` in one walk of the parsed schema."
+    targets, names, stack = [], set(), [(schema, False)]
+    while stack:
+        node, data = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get('$ref')
+            if isinstance(ref, str) and ref.startswith('#/'): targets += _ref_targets({'$ref': ref})
+            for k, v in node.items():
+                if not isinstance(v, (dict, list)): continue
+                inside = data or k in _DATA_KEYWORDS
+                if k == 'properties' and not inside and isinstance(v, dict): names.update(v)
+                stack.append((v, inside))
+        elif isinstance(node, list): stack.extend((v, data) for v in node)
+    return targets, frozenset(names)
+
 # %% ../nbs/25_toolschema.ipynb #7bcd30cf
 _CONDITIONAL = frozenset({'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies'})
 
@@ -604,6 +627,37 @@ def _property_description(text: str, schema: dict, optional, names) -> str:
         if new == text or drop_schema_restatements(new, schema, optional) == new: return new
         text = new
 
+# %% ../nbs/25_toolschema.ipynb #720be3c8
+_DESCRIPTION_CACHE: dict = {}
+
+def _restating_key(schema: dict) -> tuple:
+    "What `drop_schema_restatements` reads of a property schema, hashable: its `default` and its `enum` as compact JSON (None when absent)."
+    return (dumps_compact(schema['default']) if 'default' in schema else None,
+            dumps_compact(schema['enum']) if 'enum' in schema else None)
+
+def property_description(text: str, schema: dict, optional, names: frozenset) -> str:
+    "`_property_description`, computed once per (text, optional, names, `default`, `enum`) and then looked up."
+    key = (text, optional, names, _restating_key(schema))
+    got = _DESCRIPTION_CACHE.get(key)
+    if got is None:
+        if len(_DESCRIPTION_CACHE) >= 8192: _DESCRIPTION_CACHE.clear()
+        got = _DESCRIPTION_CACHE[key] = _property_description(text, schema, optional, names)
+    return got
+
+# %% ../nbs/25_toolschema.ipynb #e92588f0
+_MAY_HEAD_ARGS = regex.compile(r'arg|param|input|参数|引数|パラメータ|매개변수|인자', regex.I)
+
+def tool_description(text: str, names: frozenset, params: dict) -> str:
+    "`reduce_description(text, names=names, params=params)` (`names` must include the keys of `params`), cached unless the text may hold an `Args:` section."
+    if _MAY_HEAD_ARGS.search(text): return reduce_description(text, names=names, params=params)
+    key = (text, 'tool', names)
+    got = _DESCRIPTION_CACHE.get(key)
+    if got is None:
+        if len(_DESCRIPTION_CACHE) >= 8192: _DESCRIPTION_CACHE.clear()
+        got = _DESCRIPTION_CACHE[key] = reduce_description(text, names=names, params=params)
+    return got
+
+# %% ../nbs/25_toolschema.ipynb #a5b66fdd
 def _without_name_restatement(prop, name: str, tool: str, targets, path: tuple):
     "A compressed property schema without its `description` where that only restates the property's name (`restates_name`) and no `$ref` points at it."
     if (isinstance(prop, dict) and isinstance(prop.get('description'), str) and restates_name(prop['description'], name, tool, prop.get('type'))
@@ -613,7 +667,7 @@ def _without_name_restatement(prop, name: str, tool: str, targets, path: tuple):
 
 def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=..., _tool: str = ''):
     "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced, property descriptions stripped of what the schema states and dropped where they only restate the name (`_tool`: the tool's name); `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
-    if _targets is None: _targets, _names = _ref_targets(schema), frozenset(property_names(schema))
+    if _targets is None: _targets, _names = refs_and_names(schema)
     if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names, _tool=_tool) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
     out = {}
@@ -622,7 +676,7 @@ def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset 
         if key == '$schema' and not same_under_default_dialect(schema): out[key] = value; continue
         if key in DROP_KEYWORDS and not _ref_needs(_path, key, _targets): continue
         if key == 'description' and isinstance(value, str):
-            out[key] = reduce_description(value, names=_names) if _optional is ... else _property_description(value, schema, _optional, _names)
+            out[key] = reduce_description(value, names=_names) if _optional is ... else property_description(value, schema, _optional, _names)
         elif key in VERBATIM_KEYWORDS: out[key] = value
         elif key == 'properties' and isinstance(value, dict):
             flags = _optional_flags(schema)
@@ -643,15 +697,15 @@ def compress_envelope(tool):
     if not isinstance(tool, dict): return tool
     schema = _argument_schema(tool)
     params = schema.get('properties') if isinstance(schema.get('properties'), dict) else {}
-    names = frozenset(property_names(schema))
+    targets, names = refs_and_names(schema)
     out = {}
     for key, value in tool.items():
         if key in SCHEMA_KEYS:
             tool_name = tool['name'] if isinstance(tool.get('name'), str) else ''
-            out[key] = (compress_schema(value, _ref_targets(value), (), names, _tool=tool_name) if value is schema
+            out[key] = (compress_schema(value, targets, (), names, _tool=tool_name) if value is schema
                         else compress_schema(value, _tool=tool_name))
         elif key == 'function': out[key] = compress_envelope(value)
-        elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, names=names, params=params)
+        elif key == 'description' and isinstance(value, str): out[key] = tool_description(value, names, params)
         else: out[key] = value
     return out
 
@@ -670,9 +724,24 @@ def compress_document(doc):
     return compress_schema(doc)
 
 # %% ../nbs/25_toolschema.ipynb #30054e7a
+import threading
+_REMEMBERED = threading.local()
+
+def remember_parsed(data: bytes, value) -> None:
+    "Leave `value` — what `loads_typed(data)` returns — for the next `parsed(data)` on this thread (one entry, used once)."
+    _REMEMBERED.entry = (data, value)
+
+def parsed(data: bytes):
+    "`loads_typed(data)`, or the value `remember_parsed` left for exactly these bytes (then forgotten); raises as `loads_typed`."
+    entry = getattr(_REMEMBERED, 'entry', None)
+    _REMEMBERED.entry = None
+    if entry is not None and entry[0] == data: return entry[1]
+    return loads_typed(data)
+
+# %% ../nbs/25_toolschema.ipynb #b3ec4fc8
 def compress_toolschema(body: bytes, query: str = '') -> bytes | None:
     "A tool catalog (JSON bytes) compressed to compact UTF-8 JSON with key order and number spelling kept; `None` for malformed input or trailing values (reference §8.3, SPEC §10, §14.6). Idempotent."
-    try: return dumps_compact(compress_document(loads_typed(body))).encode('utf-8')
+    try: return dumps_compact(compress_document(parsed(body))).encode('utf-8')
     except (ValueError, RecursionError): return None
 
 COMPRESSOR = Compressor('toolschema', compress_toolschema, method='toolschema')
