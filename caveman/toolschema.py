@@ -36,6 +36,7 @@ class JSONFloat(float):
         JSONFloat.made = True
         return obj
 
+# %% ../nbs/25_toolschema.ipynb #ef14568b
 def _typed_number(lexeme: str):
     "A plain `int`/`float` when Python spells it back as `lexeme`, else a `JSONInt`/`JSONFloat` that remembers it."
     if '.' in lexeme or 'e' in lexeme or 'E' in lexeme:
@@ -49,7 +50,7 @@ def loads_typed(data: bytes | str):
     try: return loads_lexical(data, numbers=_typed_number)
     except RecursionError: raise ValueError('JSON nested too deeply') from None
 
-# %% ../nbs/25_toolschema.ipynb #ef14568b
+# %% ../nbs/25_toolschema.ipynb #25abf626
 _LONE_SURROGATE = re.compile('[\ud800-\udfff]')
 
 def _dump_str(s: str) -> str:
@@ -63,6 +64,7 @@ def _dumps_slow(value) -> str:
     if isinstance(value, list): return '[' + ','.join(_dumps_slow(v) for v in value) + ']'
     return json.dumps(value)
 
+# %% ../nbs/25_toolschema.ipynb #e60aa938
 def _remembers_lexemes(value) -> bool:
     "Whether a `JSONInt`/`JSONFloat` occurs anywhere in `value` (never, while this process has made none)."
     if not (JSONInt.made or JSONFloat.made): return False
@@ -74,6 +76,7 @@ def _remembers_lexemes(value) -> bool:
         elif isinstance(v, (JSONInt, JSONFloat)): return True
     return False
 
+# %% ../nbs/25_toolschema.ipynb #2ca450ec
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(',', ':'), check_circular=False).encode
 
 def dumps_compact(value) -> str:
@@ -109,6 +112,7 @@ def _argument_schema(tool: dict) -> dict:
         if key in tool: return tool[key] if isinstance(tool[key], dict) else {}
     return {}
 
+# %% ../nbs/25_toolschema.ipynb #d06aaa6e
 def selection_profile(catalog: bytes | str | object) -> dict[str, dict]:
     "`{tool name: {'params': sorted property names, 'enums': {param: enum values as compact JSON, in order}, 'required': sorted}}`; raises as `extract_tools` (reference §8.1)."
     profile = {}
@@ -191,6 +195,7 @@ def _alternatives(words: str) -> list[str]:
         cur += c
     return [a for a in out + [cur.strip()] if a]
 
+# %% ../nbs/25_toolschema.ipynb #5c21f7b1
 _ALTS = _alternatives(_LATIN_FACT_WORDS)
 _SINGLE = frozenset(a for a in _ALTS if regex.fullmatch(r'\p{L}+', a))
 _STEMS = tuple(a[:-3] for a in _ALTS if regex.fullmatch(r'\p{L}+\\w\*', a))
@@ -244,6 +249,7 @@ def _examples(text: str) -> list[tuple[int, int, int]]:
         found.append((m.start(), i, min(j + 1, len(text))))
     return found
 
+# %% ../nbs/25_toolschema.ipynb #8a3ebafd
 def example_spans(text: str) -> list[tuple[int, int]]:
     "`(start, end)` character spans of the bracketed/braced example literals of `text` (after *such as*, *e.g.*, 例如, …), brackets matched; an unclosed one runs to the end."
     return [(a, b) for _, a, b in _examples(text)]
@@ -252,6 +258,7 @@ def _without_examples(text: str) -> str:
     for a, b in reversed(example_spans(text)): text = text[:a] + ' ' + text[b:]
     return text
 
+# %% ../nbs/25_toolschema.ipynb #fa71c53f
 @lru_cache(maxsize=512)
 def _names_pattern(names: frozenset):
     long = sorted((n for n in names if len(n) >= 3), key=len, reverse=True)
@@ -262,10 +269,12 @@ def _mentions(text: str, names) -> bool:
     pattern = _names_pattern(frozenset(names))
     return bool(pattern and pattern.search(text))
 
+# %% ../nbs/25_toolschema.ipynb #de86d121
 def _has_structure(text: str, names) -> bool:
     "A number, a format pattern, a quoted literal or a parameter name in `text`."
     return bool(_NUMBER.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
 
+# %% ../nbs/25_toolschema.ipynb #9671a91e
 def is_fact(unit: str, names=()) -> bool:
     "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals; a marketing unit (`is_marketing`) only by a hard fact word or that structure."
     text = _without_examples(unit)
@@ -283,10 +292,12 @@ def _abbreviation_before(text: str, dot: int) -> bool:
     word = text[start:dot].lower().strip('.')
     return bool(word) and (len(word) == 1 or '.' in word or word in ABBREVIATIONS)
 
+# %% ../nbs/25_toolschema.ipynb #913c0a64
 _CJK_LETTER = regex.compile(r'[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]')
 
 def _starts_sentence(c: str) -> bool: return c.isupper() or bool(_CJK_LETTER.match(c))
 
+# %% ../nbs/25_toolschema.ipynb #196ea834
 def split_sentences(text: str) -> list[str]:
     "Sentences of `text`: split at `.` + whitespace + an uppercase or CJK letter unless the word before the dot is an abbreviation, and after `。！？` (reference §8.3)."
     out, start, i, n = [], 0, 0, len(text)
@@ -377,6 +388,7 @@ def _content_words(text: str) -> frozenset[str]:
             if part.lower() not in _STOP: words.add(part.lower())
     return frozenset(words)
 
+# %% ../nbs/25_toolschema.ipynb #76d9d69d
 def restates_schema(item: str, params: dict) -> bool:
     "Whether an `Args:`-section item (`name: text`, `- name (type): text`) names a parameter of `params` (the schema's `properties`) and says nothing its schema does not."
     m = _ARG_ITEM.match(item)
@@ -416,6 +428,7 @@ _CLAUSE_START = regex.compile(r'optional|required|the\s+default|default|it\s|can
 
 def _unquote(lit: str) -> str: return lit[1:-1] if len(lit) > 1 and lit[0] == lit[-1] and lit[0] in '\'"`' else lit
 
+# %% ../nbs/25_toolschema.ipynb #1dafd833
 def _same_value(lit: str, value) -> bool:
     "Whether a prose literal names exactly the JSON `value`."
     if isinstance(value, bool): return lit.lower() == str(value).lower()
@@ -426,6 +439,7 @@ def _same_value(lit: str, value) -> bool:
         except ValueError: return False
     return False
 
+# %% ../nbs/25_toolschema.ipynb #a41c9f89
 def _says_schema(part: str, schema: dict, optional) -> bool:
     "Whether one clause says only what `schema` (a property's schema) states: optional/required, its default, its enum."
     part = part.strip()
@@ -440,6 +454,7 @@ def _says_schema(part: str, schema: dict, optional) -> bool:
     lits = [_unquote(l) for l in regex.findall(_LIT, regex.sub(r'\s*,?\s*\b(?:or|and)\s+', ', ', m['enum'], flags=regex.I))]
     return sorted(lits) == sorted(enum)
 
+# %% ../nbs/25_toolschema.ipynb #3c394f4a
 def drop_schema_restatements(text: str, schema: dict, optional: bool | None = None) -> str:
     "`text` (a property's description) without the clauses that only restate its `schema`: *optional* / *required* as `optional` (True/False; None: unknown) says, *default is X* where `default` is X, *can be a, b or c* where `enum` is exactly those. Idempotent."
     if not isinstance(schema, dict) or not _RESTATING.search(text): return text
@@ -488,6 +503,7 @@ def _units(lines) -> list[dict]:
             units.append(u)
     return units
 
+# %% ../nbs/25_toolschema.ipynb #30d0bdc9
 def reduce_description(text: str, names=(), params: dict | None = None) -> str:
     "A description tidied (Markdown decoration, blank lines, extra spaces gone, example literals whose keys the schema names dropped); if longer than 160 UTF-8 bytes, only its lead (<= 100 bytes unless a fact), its fact units and their context, in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
     lines = tidy_lines(text.strip())
@@ -529,6 +545,7 @@ def _unpercent(token: str) -> str:
     try: return re.sub(rb'%([0-9A-Fa-f]{2})', lambda m: bytes([int(m[1], 16)]), token.encode('utf-8')).decode('utf-8')
     except UnicodeError: return token
 
+# %% ../nbs/25_toolschema.ipynb #dc95f67a
 def _ref_targets(node, found=None) -> list[tuple[str, ...]]:
     "Unescaped JSON-pointer tokens of every local `$ref` (`#/…`) in `node`."
     found = [] if found is None else found
@@ -541,6 +558,7 @@ def _ref_targets(node, found=None) -> list[tuple[str, ...]]:
         for v in node: _ref_targets(v, found)
     return found
 
+# %% ../nbs/25_toolschema.ipynb #73598c98
 def _ref_needs(path: tuple, key: str, targets) -> bool:
     "Whether some `$ref` target runs through `key` at `path` (matching any suffix of `path`)."
     return any(tok == key and (i == 0 or path[-i:] == t[:i]) for t in targets for i, tok in enumerate(t))
@@ -557,6 +575,7 @@ def _dialect(uri) -> int | None:
     u = uri.strip().rstrip('#')
     return _DIALECTS.get(u) or _DIALECTS.get(u.replace('https://', 'http://', 1)) or _DIALECTS.get(u.replace('http://', 'https://', 1))
 
+# %% ../nbs/25_toolschema.ipynb #a920836c
 def _differing(schema, old: bool) -> bool:
     "Whether the schema object tree uses a keyword whose meaning differs between its (old: pre-2020) dialect and 2020-12."
     if isinstance(schema, list): return any(_differing(v, old) for v in schema)
@@ -571,6 +590,7 @@ def _differing(schema, old: bool) -> bool:
         elif isinstance(v, (dict, list)) and _differing(v, old): return True
     return False
 
+# %% ../nbs/25_toolschema.ipynb #90508a33
 def same_under_default_dialect(schema: dict) -> bool:
     "Whether `schema` (with its `$schema`) validates every instance as it would under 2020-12, the default dialect: a known draft-06/07/2019-09/2020-12 dialect and no keyword whose meaning differs."
     d = _dialect(schema.get('$schema'))
@@ -620,6 +640,7 @@ def _optional_flags(schema: dict) -> dict:
     conditional = bool(_CONDITIONAL & schema.keys())
     return {p: False if p in required else None if conditional else True for p in props}
 
+# %% ../nbs/25_toolschema.ipynb #21ab4612
 def _property_description(text: str, schema: dict, optional, names) -> str:
     "A property's description without its schema restatements, then reduced; repeated until stable (idempotent)."
     while True:
@@ -635,6 +656,7 @@ def _restating_key(schema: dict) -> tuple:
     return (dumps_compact(schema['default']) if 'default' in schema else None,
             dumps_compact(schema['enum']) if 'enum' in schema else None)
 
+# %% ../nbs/25_toolschema.ipynb #04372cef
 def property_description(text: str, schema: dict, optional, names: frozenset) -> str:
     "`_property_description`, computed once per (text, optional, names, `default`, `enum`) and then looked up."
     key = (text, optional, names, _restating_key(schema))
@@ -665,6 +687,7 @@ def _without_name_restatement(prop, name: str, tool: str, targets, path: tuple):
         return {k: v for k, v in prop.items() if k != 'description'}
     return prop
 
+# %% ../nbs/25_toolschema.ipynb #11afe354
 def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=..., _tool: str = ''):
     "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced, property descriptions stripped of what the schema states and dropped where they only restate the name (`_tool`: the tool's name); `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
     if _targets is None: _targets, _names = refs_and_names(schema)
@@ -752,6 +775,7 @@ _SCALAR = re.compile(r'-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|nu
 
 def _skip_ws(text: str, i: int) -> int: return _JSON_WS.match(text, i).end()
 
+# %% ../nbs/25_toolschema.ipynb #0647bdd9
 def _array_items(text: str, i: int) -> tuple[list[tuple[int, int]], int]:
     "`(start, end)` of each element of the (valid) array at `text[i] == '['`, and the index after its `]`."
     items, i = [], _skip_ws(text, i + 1)
@@ -806,6 +830,7 @@ def _strip_schema(text: str, i: int, cuts: list):
                 for sub, _ in _array_items(text, start)[0]: _strip_schema(text, sub, cuts)
             else: _strip_schema(text, start, cuts)
 
+# %% ../nbs/25_toolschema.ipynb #d3d90b10
 def _strip_envelope(text: str, i: int, cuts: list):
     if text[i] != '{': return
     for key, _, start, _ in _object_members(text, i)[0]:
@@ -817,6 +842,7 @@ def _valid_json(text: str) -> bool:
     try: loads_lexical(text, numbers=str, duplicates='last'); return True
     except (ValueError, RecursionError): return False
 
+# %% ../nbs/25_toolschema.ipynb #edf9f731
 def strip_annotations(body: bytes, query: str = '') -> bytes | None:
     "The catalog with schema `$schema`/`title`/`examples`/`deprecated` members spliced out and every other byte unchanged; `None` unless `body` is exactly one valid JSON value (reference §8.4). Idempotent."
     try: text = body.decode('utf-8')
