@@ -73,6 +73,7 @@ def reduction(before: int, after: int) -> float:
     "`(before - after) / before` for token counts, 0.0 when `before <= 0` or nothing was saved (reference §8.1)."
     return (before - after) / before if before > 0 and after < before else 0.0
 
+# %% ../nbs/41_shrink.ipynb #dae78dcd
 @dataclass
 class ToolLint:
     "One tool's row of a lint `Report`: compact-JSON tokens before and after shrinking."
@@ -148,9 +149,11 @@ def report_line(res: Result, note: str = '') -> dict:
     if note: d['note'] = note
     return d
 
+# %% ../nbs/41_shrink.ipynb #b0e75209
 def _line(stream, obj: dict):
     stream.write((json.dumps(obj) + '\n').encode()); stream.flush()
 
+# %% ../nbs/41_shrink.ipynb #a0254441
 def _fatal(stderr, code: str, message: str) -> int:
     _line(stderr, {'error': code, 'message': message})
     return 1
@@ -159,7 +162,7 @@ def _usage(stderr) -> int:
     stderr.write((USAGE + '\n').encode()); stderr.flush()
     return 2
 
-# %% ../nbs/41_shrink.ipynb #b0e75209
+# %% ../nbs/41_shrink.ipynb #ce091f04
 def _read(path: str | None, stdin, stderr) -> bytes | int:
     "The capped bytes of `path` (`None` or `-`: `stdin`), or the exit code of the fatal error already reported."
     try:
@@ -168,6 +171,7 @@ def _read(path: str | None, stdin, stderr) -> bytes | int:
     except InputTooLarge as e: return _fatal(stderr, 'cave_input_too_large', str(e))
     except OSError as e: return _fatal(stderr, 'cave_read_failed', f'read {path}: {e.strerror or e}')
 
+# %% ../nbs/41_shrink.ipynb #8b7c96bc
 def not_json_reason(data: bytes) -> str | None:
     "Why `data` is not exactly one JSON value, worded as `lint` words it (`not valid JSON: …`); `None` when it is one."
     if compact_json(data) is not None: return None
@@ -176,6 +180,7 @@ def not_json_reason(data: bytes) -> str | None:
     except ValueError as e: return f'not valid JSON: {e}'
     return 'not valid JSON'
 
+# %% ../nbs/41_shrink.ipynb #924e0b96
 def _no_tools_note(data: bytes) -> str:
     "`passed through: no named tools found` (or `unsupported catalog shape`) when JSON `data` holds no tool to shrink, else ''."
     try: extract_tools(data)
@@ -183,6 +188,7 @@ def _no_tools_note(data: bytes) -> str:
     except RecursionError: return ''
     return ''
 
+# %% ../nbs/41_shrink.ipynb #132354b6
 def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
@@ -202,6 +208,7 @@ def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     _line(stderr, note)
     return 0
 
+# %% ../nbs/41_shrink.ipynb #38509985
 def _run_lint(path: str, as_json: bool, stdin, stdout, stderr) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
@@ -210,6 +217,7 @@ def _run_lint(path: str, as_json: bool, stdin, stdout, stderr) -> int:
     stdout.write((json.dumps(rep.to_dict()) + '\n' if as_json else rep.table()).encode()); stdout.flush()
     return 0
 
+# %% ../nbs/41_shrink.ipynb #bb07cc5d
 def _run_recover(handle: str, stdout, stderr, store) -> int:
     try: data = recover(handle, store)
     except ccr.NotFound as e: return _fatal(stderr, 'cave_unknown_handle', f'recover {handle}: {e}')
@@ -242,6 +250,7 @@ def _parser():
     p.add_argument('--json', action='store_true', help='lint: print the report as one JSON line')
     return p
 
+# %% ../nbs/41_shrink.ipynb #b0f1276b
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` or `--version` (reference §8.2)."
     argv = sys.argv[1:] if argv is None else list(argv)
