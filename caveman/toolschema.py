@@ -478,9 +478,11 @@ _SETTER_WORDS = frozenset('set sets specify specifies'.split())
 
 def restates_name(text: str, name: str, tool: str = '', type_=None) -> bool:
     "Whether a property's description (text) says nothing but the property `name`, the `tool` name and its JSON `type_`: every content word is one of theirs or a setter verb (*set*, *specify*); an empty description too."
-    types = [type_] if isinstance(type_, str) else type_ if isinstance(type_, list) else []
-    known = _content_words(' '.join([name, tool] + [_TYPE_WORDS.get(t, t) for t in types if isinstance(t, str)])) | _SETTER_WORDS
-    return _content_words(text) <= known
+    left = _content_words(text) - _SETTER_WORDS - _content_words(name)     # cached word sets: most descriptions stop here
+    if left:
+        types = [type_] if isinstance(type_, str) else type_ if isinstance(type_, list) else []
+        left -= _content_words(' '.join(_TYPE_WORDS.get(t, t) for t in types if isinstance(t, str)))
+    return not left or left <= _content_words(tool)
 
 # %% ../nbs/25_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
