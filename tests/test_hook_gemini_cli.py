@@ -17,6 +17,7 @@ import pytest
 
 from _fake_gemini import FakeGemini, function_call, function_responses, text
 from _agent_hosts import gemini_binary
+from conftest import child_env
 
 pytestmark = pytest.mark.slow
 
@@ -44,8 +45,8 @@ class Session:
         self.project.mkdir(); (self.home / '.gemini').mkdir(parents=True)
         self.settings = self.home / '.gemini' / 'settings.json'
         self.settings.write_text(json.dumps(USER_SETTINGS))
-        self.env = {'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(self.home),
-                    'CAVEMAN_HOME': str(self.home / 'cv'), 'NO_COLOR': '1', **(extra_env or {})}
+        self.env = child_env(only=(), **{'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(self.home),
+                                         'CAVEMAN_HOME': str(self.home / 'cv'), 'NO_COLOR': '1', **(extra_env or {})})
         r = subprocess.run([caveman_exe(), 'install', 'gemini-cli', *install_args], cwd=self.project, env=self.env,
                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert r.returncode == 0, r.stderr
