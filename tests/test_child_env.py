@@ -1,5 +1,5 @@
-"The one way tests give a subprocess its environment (`conftest.child_env`): a developer's own `CAVEMAN_*`
-settings never reach the child, the shared data locations do, and a test's values go over the rest."
+"""The one way tests give a subprocess its environment (`conftest.child_env`): a developer's own `CAVEMAN_*`
+settings never reach the child, the shared data locations do, and a test's values go over the rest."""
 import os
 
 from fastcore.xtras import modified_env
