@@ -28,7 +28,7 @@ def command(kind: str) -> list[str]:
 def server_env(kind: str, **extra) -> dict:
     "The test process's environment without caveman settings; caveman servers get an in-memory store unless `extra` names one."
     ephemeral = {'CAVEMAN_MCP_EPHEMERAL': '1'} if kind != 'echo' and 'CAVEMAN_CCR_DB' not in extra else {}
-    return child_env(**ephemeral, **extra)
+    return child_env(**{**ephemeral, **extra})
 
 
 def run(kind: str, data: bytes, timeout=180, **env) -> subprocess.CompletedProcess:
