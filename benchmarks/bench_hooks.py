@@ -104,7 +104,9 @@ def run() -> str:
     with tempfile.TemporaryDirectory() as home:
         def env(name):
             d = Path(home) / name; d.mkdir(exist_ok=True)
-            return {**os.environ, 'CAVEMAN_HOME': str(d), 'HOME': str(d)}
+            e = {**os.environ, 'CAVEMAN_HOME': str(d), 'HOME': str(d)}
+            e.pop('PYTHONDONTWRITEBYTECODE', None)   # a user's process reads cached bytecode; without it every run compiles the modules again
+            return e
         wexe = str(wheel_venv(Path(home) / 'wheel'))
         base = [sys.executable, '-c', ENTRY.format(root=str(BASELINE))] if (BASELINE / 'caveman').is_dir() else None
         cases = [('hook pass-through, small Bash output', ['hook', 'claude-code', '--recovery'], p['small_event'], 0.060,

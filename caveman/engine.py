@@ -140,11 +140,13 @@ def as_bytes(data: bytes | str) -> bytes:
     "UTF-8 bytes of `data` (lone surrogates kept via `surrogatepass`, so every Python string round-trips)."
     return data.encode('utf-8', 'surrogatepass') if isinstance(data, str) else bytes(data)
 
+# %% ../nbs/30_engine.ipynb #0dce967e
 def as_text(data: bytes) -> str:
     "Inverse of `as_bytes` for valid input; invalid UTF-8 bytes are kept as surrogate escapes."
     try: return data.decode('utf-8', 'surrogatepass')
     except UnicodeDecodeError: return data.decode('utf-8', 'surrogateescape')
 
+# %% ../nbs/30_engine.ipynb #62f1a77e
 def _countable(data: bytes) -> str: return data.decode('utf-8', 'replace')
 
 # %% ../nbs/30_engine.ipynb #93b266b7
@@ -194,6 +196,7 @@ def carry_stray_bytes(body: bytes) -> bytes | None:
     if any(0xF780 <= ord(c) <= 0xF7FF for c in text): return None
     return text.translate(_ESCAPE).encode('utf-8')
 
+# %% ../nbs/30_engine.ipynb #6b264836
 def restore_stray_bytes(view: bytes) -> bytes | None:
     "Inverse of `carry_stray_bytes` on a compressor's output: the carried characters back to their bytes; None when `view` is not UTF-8 (the compressor broke it)."
     try: text = view.decode('utf-8')
@@ -209,6 +212,7 @@ class _Plan:
     compressor: Compressor | None = None
     transformed: bool = False
 
+# %% ../nbs/30_engine.ipynb #8168201a
 class _Attempt(NamedTuple):
     "One compressor's try: its answer, the re-wrapped output bytes, and their token count."
     compressor: Compressor
@@ -216,6 +220,7 @@ class _Attempt(NamedTuple):
     output: bytes
     tokens: int
 
+# %% ../nbs/30_engine.ipynb #9283cda4
 @patch
 def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) -> _Attempt | None:
     "Run one compressor on the unwrapped body: an `_Attempt`, or None when it declined or raised."
@@ -232,6 +237,7 @@ def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) ->
     output = rewrap(out.output, layers)
     return _Attempt(comp, out, output, self._count(output))
 
+# %% ../nbs/30_engine.ipynb #d6aad178
 @patch
 def _transform(self: Engine, data: bytes | str, mode='compress', type='', query='', external_recovery=False,
                allow_without_store=False) -> _Plan:
@@ -285,6 +291,7 @@ def retrieve(self: Engine, handle: str) -> bytes:
     if self.store is None: raise ccr.NotFound(handle)
     return self.store.get(handle)
 
+# %% ../nbs/30_engine.ipynb #878da03b
 @patch
 def stats(self: Engine) -> dict:
     "The store's summary (reference §4.6): totals and per-content-type buckets, `basis: inferred`; empty buckets without a store."
