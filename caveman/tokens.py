@@ -58,6 +58,7 @@ def ranks_cache_path() -> str | None:
     home = os.environ.get('CAVEMAN_HOME', '') or os.path.join(os.path.expanduser('~'), '.caveman')
     return os.path.join(home, 'o200k_base.ranks')
 
+# %% ../nbs/01_tokens.ipynb #a91fe926
 def _read_ranks_cache(path: str) -> dict[bytes, int] | None:
     try:
         with open(path, 'rb') as f: blob = f.read()
@@ -68,6 +69,7 @@ def _read_ranks_cache(path: str) -> dict[bytes, int] | None:
     except Exception: return None
     return ranks if type(ranks) is dict and len(ranks) == O200K_RANKS else None
 
+# %% ../nbs/01_tokens.ipynb #377ab7fe
 def _write_ranks_cache(path: str, ranks: dict[bytes, int]):
     payload = marshal.dumps(ranks)
     blob = b'\n'.join([_CACHE_MAGIC, O200K_SHA256.encode(), hashlib.sha256(payload).hexdigest().encode(), payload])
@@ -82,6 +84,7 @@ def _write_ranks_cache(path: str, ranks: dict[bytes, int]):
         except OSError: pass
         raise
 
+# %% ../nbs/01_tokens.ipynb #2b5e1e54
 def cached_o200k_ranks(path: str | None = '') -> dict[bytes, int]:
     "`{token_bytes: rank}` from the checked cache at `path` (`''`: `ranks_cache_path()`, None: no cache), else from `load_o200k_ranks()` and then written to the cache (a write failure is only logged at debug level); raises `VocabularyError` like `load_o200k_ranks` (SPEC §3)."
     if path == '': path = ranks_cache_path()
@@ -130,6 +133,7 @@ def long_space_run(text: str, n: int = 400_000) -> bool:
     if b' ' * n in text.encode('utf-8', 'surrogatepass').translate(_ASCII_SPACE): return True
     return any(c in text and c * n in text for c in _WIDE_SPACES)
 
+# %% ../nbs/01_tokens.ipynb #01fd16ff
 def bounded_pieces(text: str, width: int = 4096) -> list[str]:
     "`text` cut so that no piece holds a whitespace run longer than `width` characters; the pieces join back to `text`. Linear: each piece is sliced from `text` once."
     out, pos = [], 0
@@ -155,6 +159,7 @@ def period_tokens(ch: str) -> int:
     enc = o200k_encoding()
     return len(enc.encode_ordinary(ch * (RUN_KEEP + RUN_PERIOD))) - len(enc.encode_ordinary(ch * RUN_KEEP))
 
+# %% ../nbs/01_tokens.ipynb #70f5611a
 def fold_runs(text: str) -> tuple[str, int]:
     "`(folded, tokens)`: `text` with every run of one whitespace character cut by whole `RUN_PERIOD`s to under `RUN_KEEP + RUN_PERIOD` characters, and the o200k tokens the cut periods held. Linear; `text` itself when it has no such run."
     parts, cut, pos = [], 0, 0
@@ -221,6 +226,7 @@ def default_counter() -> Counter:
     try: o200k_encoding(); return O200kCounter()
     except VocabularyError: return ApproxCounter()
 
+# %% ../nbs/01_tokens.ipynb #4c958a85
 def count_tokens(text: str) -> int:
     "Tokens in `text` under `default_counter()`."
     return default_counter().count(text)
