@@ -53,7 +53,11 @@ def main(argv: list[str] | None = None) -> int:
             try: data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
             except OSError: data = None
             if data is not None and passes_through(data): return 0
+        from caveman.tokens import defer_encoder
+        defer_encoder()                 # one event, then exit: a small text is counted without building the whole encoder
         from caveman.hooks import hook_main
         return hook_main(args, data=data) if data is not None else hook_main(args)
+    from caveman.tokens import defer_encoder
+    defer_encoder()                     # one command, then exit (as above)
     from caveman.cli import main as cli_main
     return cli_main(argv)
