@@ -289,7 +289,9 @@ def default_counter() -> Counter:
         if _DEFER: o200k_ranks()
         else: o200k_encoding()
         return O200kCounter()
-    except VocabularyError: return ApproxCounter()
+    except VocabularyError as e:
+        if _DEFER: log.warning('o200k_base unavailable, counting approx-chars/4: %s', e)   # as o200k_encoding says it
+        return ApproxCounter()
 
 # %% ../nbs/01_tokens.ipynb #4c958a85
 def count_tokens(text: str) -> int:
