@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['log', 'O200K_SHA256', 'O200K_RANKS', 'RUN_KEEP', 'RUN_PERIOD', 'CHUNK_CHARS', 'MAX_TOKEN_BYTES', 'SMALL_TEXT_CHARS',
-           'Counter', 'ApproxCounter', 'VocabularyError', 'load_o200k_ranks', 'ranks_cache_path', 'cached_o200k_ranks',
-           'o200k_ranks', 'o200k_spec', 'o200k_encoding', 'long_space_run', 'bounded_pieces', 'period_tokens',
-           'fold_runs', 'encoded_length', 'safe_slices', 'text_vocabulary', 'small_text_count', 'O200kCounter',
-           'defer_encoder', 'default_counter', 'count_tokens', 'saved_ratio']
+           'SMALL_TEXT_BYTES', 'SMALL_LOOKUPS', 'Counter', 'ApproxCounter', 'VocabularyError', 'load_o200k_ranks',
+           'ranks_cache_path', 'cached_o200k_ranks', 'o200k_ranks', 'o200k_spec', 'o200k_encoding', 'long_space_run',
+           'bounded_pieces', 'period_tokens', 'fold_runs', 'encoded_length', 'safe_slices', 'text_vocabulary',
+           'small_text_count', 'O200kCounter', 'defer_encoder', 'default_counter', 'count_tokens', 'saved_ratio']
 
 # %% ../nbs/01_tokens.ipynb #eb6b6e82
 import base64, gzip, hashlib, logging, threading
@@ -221,21 +221,26 @@ MAX_TOKEN_BYTES = 128                               # the longest o200k token, b
 _TOKEN_BODY = re.compile(rb'[^\t-\r ]*')           # after its first byte, a token's bytes that are not ASCII whitespace,
 _TOKEN_TAIL = re.compile(rb'[\t-\r /\x80-\xff]*')  # then only ASCII whitespace, '/' and non-ASCII bytes
 
-def text_vocabulary(data: bytes, ranks: dict[bytes, int]) -> dict[bytes, int]:
-    "Every entry of `ranks` that occurs in `data` (bytes) as a substring, `{token_bytes: rank}`, given o200k's token shape (at most 128 look-ups per byte)."
-    get, out = ranks.get, {}
+def text_vocabulary(data: bytes, ranks: dict[bytes, int], limit: int | None = None) -> dict[bytes, int] | None:
+    "Every entry of `ranks` that occurs in `data` (bytes) as a substring, `{token_bytes: rank}`, given o200k's token shape (at most 128 look-ups per byte); None as soon as more than `limit` look-ups would be needed."
+    get, out, left = ranks.get, {}, limit
     for i in range(len(data)):
         end = min(_TOKEN_TAIL.match(data, _TOKEN_BODY.match(data, i + 1).end()).end(), i + MAX_TOKEN_BYTES)
+        if left is not None:
+            left -= end - i
+            if left < 0: return None
         for e in range(i + 1, end + 1):
             if (r := get(data[i:e])) is not None: out[data[i:e]] = r
     return out
 
 # %% ../nbs/01_tokens.ipynb #42ba1010
-SMALL_TEXT_CHARS = 4096   # texts counted with their own vocabulary while the whole encoder is not built (`defer_encoder`)
+SMALL_TEXT_CHARS = 4096     # texts counted with their own vocabulary while the whole encoder is not built (`defer_encoder`) ...
+SMALL_TEXT_BYTES = 4096     # ... when their UTF-8 is at most this long
+SMALL_LOOKUPS = 150_000     # ... and their vocabulary takes at most this many look-ups (a 4 KB JSON page: about 130,000)
 _SPEC, _DEFER = None, False   # `_DEFER`: set by `defer_encoder` (below)
 
-def small_text_count(text: str) -> int:
-    "o200k tokens in `text` (str, meant for at most `SMALL_TEXT_CHARS` characters) from an encoder of only the vocabulary entries occurring in it — the whole encoder's count, without building it; raises `VocabularyError` when the vocabulary cannot load."
+def small_text_count(text: str) -> int | None:
+    "o200k tokens in `text` (str) from an encoder of only the vocabulary entries occurring in it — the whole encoder's count, without building it; None when `text` is over `SMALL_TEXT_BYTES` UTF-8 bytes or its vocabulary over `SMALL_LOOKUPS` look-ups (the whole encoder is then cheaper); raises `VocabularyError` when the vocabulary cannot load."
     global _SPEC
     import tiktoken
     ranks = o200k_ranks()
@@ -245,8 +250,8 @@ def small_text_count(text: str) -> int:
     try: data = text.encode('utf-8')
     except UnicodeEncodeError:
         text = text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace'); data = text.encode('utf-8')
-    enc = tiktoken.Encoding(name=_SPEC['name'], pat_str=_SPEC['pat_str'], special_tokens=_SPEC['special_tokens'],
-                            mergeable_ranks=text_vocabulary(data, ranks))
+    if len(data) > SMALL_TEXT_BYTES or (vocab := text_vocabulary(data, ranks, SMALL_LOOKUPS)) is None: return None
+    enc = tiktoken.Encoding(name=_SPEC['name'], pat_str=_SPEC['pat_str'], special_tokens=_SPEC['special_tokens'], mergeable_ranks=vocab)
     return encoded_length(enc, text) + cut
 
 # %% ../nbs/01_tokens.ipynb #ba134ac7
@@ -256,7 +261,8 @@ class O200kCounter:
     def count(self, text: str) -> int:
         if not text: return 0
         if _DEFER and _ENC is None and len(text) <= SMALL_TEXT_CHARS:
-            try: return small_text_count(text)
+            try:
+                if (n := small_text_count(text)) is not None: return n
             except _FATAL: raise
             except BaseException: pass   # the whole encoder decides (and falls back) below
         try: enc = o200k_encoding()
@@ -278,7 +284,7 @@ class O200kCounter:
 
 # %% ../nbs/01_tokens.ipynb #61c61aad
 def defer_encoder(on: bool = True) -> None:
-    "For one-shot processes: count texts of at most `SMALL_TEXT_CHARS` characters with `small_text_count` until the whole encoder is built, and let `default_counter` load only the checked ranks."
+    "For one-shot processes: count small texts with `small_text_count` (at most `SMALL_TEXT_CHARS` characters, `SMALL_TEXT_BYTES` bytes, `SMALL_LOOKUPS` look-ups) until the whole encoder is built, and let `default_counter` load only the checked ranks."
     global _DEFER
     _DEFER = on
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from caveman.corpus import corpus_files
-from caveman.tokens import SMALL_TEXT_CHARS, encoded_length, fold_runs, o200k_encoding, small_text_count
+from caveman.tokens import (SMALL_LOOKUPS, SMALL_TEXT_BYTES, SMALL_TEXT_CHARS, encoded_length, fold_runs, o200k_encoding, o200k_ranks,
+                            small_text_count, text_vocabulary)
 
 ENC = o200k_encoding()
 ATOMS = ['a', 'Z', 'é', 'É', 'ǅ', 'ʰ', 'ß', '\u0301', '0', '7', '٣', "'s", "'T", "'re", "'ll", 'D', ' ', '  ', '\t', '\n', '\r\n',
@@ -28,27 +29,38 @@ def whole(text: str) -> int:
     return encoded_length(ENC, folded) + cut
 
 
+def check(text: str) -> bool:
+    "The shortcut's count is the whole encoder's; where it declines (None), only for its stated reasons. True when it counted."
+    n = small_text_count(text)
+    if n is None:
+        data = fold_runs(text)[0].encode('utf-8', 'replace')
+        assert len(data) > SMALL_TEXT_BYTES or text_vocabulary(data, o200k_ranks(), SMALL_LOOKUPS) is None
+        return False
+    assert n == whole(text)
+    return True
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(ATOMS), min_size=1, max_size=200))
 def test_random_texts(parts):
-    text = ''.join(parts)
-    assert small_text_count(text) == whole(text)
+    check(''.join(parts))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(min_size=1, max_size=300))
 def test_any_unicode(text):
-    assert small_text_count(text) == whole(text)
+    check(text)
 
 
 def test_corpus_windows():
-    rng = random.Random(12)
+    rng, counted, tried = random.Random(12), 0, 0
     for p in corpus_files():
         t = p.read_bytes().decode('utf-8', 'replace')
         for _ in range(3):
             start = rng.randrange(max(1, len(t)))
             w = t[start:start + rng.randrange(1, SMALL_TEXT_CHARS + 1)]
-            if w: assert small_text_count(w) == whole(w), (p.name, start)
+            if w: tried += 1; counted += check(w)
+    assert counted >= tried * 3 // 4, (counted, tried)       # the shortcut really ran on most windows
 
 
 def test_console_script_counts(tmp_path):
