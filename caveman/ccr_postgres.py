@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from urllib.parse import urlsplit, urlunsplit, unquote, parse_qsl
 
 from . import ccr
-from .ccr import (BudgetExceeded, InvalidObject, NotFound, ObjectCollision, OBJECT_PREFIX, ReadOnly, StoreError,
+from .ccr import (BudgetExceeded, InvalidObject, NotFound, ObjectCollision, OBJECT_PREFIX, ReadOnly, RecoveryRow, StoreError,
                          TypedObject, CURRENTNESS, LIFECYCLES, budget_from_env, empty_summary, handle_for, new_object,
                          ratio, resolve_budget, rfc3339_nano, MIN_STORAGE_PAGES)
 
@@ -200,10 +200,10 @@ def _stream_in(conn, original: bytes):
         for i in range(0, len(view), SLICE_BYTES): cp.write(view[i:i + SLICE_BYTES])
         cp.write(struct.pack('!h', -1))
 
-def _insert_recovery(conn, handle: str, new: tuple, original: bytes, metadata: bytes):
-    "`INSERT … ON CONFLICT DO NOTHING RETURNING 1` of a recovery row (`new`: content_type, compressor, tokens, length, metadata); a large original is streamed first (`_stream_in`). The fetched row: None when the handle was there."
+def _insert_recovery(conn, handle: str, new: RecoveryRow, original: bytes, metadata: bytes):
+    "`INSERT … ON CONFLICT DO NOTHING RETURNING 1` of a recovery row (`new`, a `RecoveryRow`); a large original is streamed first (`_stream_in`). The fetched row: None when the handle was there."
     cols = 'handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata'
-    args = (handle, rfc3339_nano(), *new[:4])
+    args = (handle, rfc3339_nano(), new.content_type, new.compressor, new.tokens_before, new.tokens_after)
     if len(original) < STREAM_BYTES:
         return conn.execute(f'INSERT INTO recoveries ({cols}) VALUES (%s, %s, %s, %s, %s, %s, %b, %b) ON CONFLICT (handle) DO NOTHING RETURNING 1',
                             (*args, original, metadata or None)).fetchone()
@@ -229,9 +229,9 @@ def _read_sliced(conn, table: str, column: str, key: str, value: str):
 # %% ../nbs/02b_ccr_postgres.ipynb #942f676c
 _ROW = 'content_type, compressor, tokens_before, tokens_after, length(original), metadata'
 
-def _row(conn, handle: str, lock: bool = False):
+def _row(conn, handle: str, lock: bool = False) -> RecoveryRow | None:
     r = conn.execute(f'SELECT {_ROW} FROM recoveries WHERE handle = %s' + (' FOR UPDATE' if lock else ''), (handle,)).fetchone()
-    return None if r is None else (r[0], r[1], r[2], r[3], r[4], bytes(r[5] or b''))
+    return None if r is None else RecoveryRow(*r[:5], bytes(r[5] or b''))
 
 @patch
 def _reserve(self: PgStore, conn, delta: int, new: int):
@@ -247,7 +247,7 @@ def put(self: PgStore, original: bytes, content_type: str = '', compressor: str 
     "Store `original` (bytes) with its measurements (tokens) and optional `metadata` (bytes); returns `handle_for(original)`. Idempotent under concurrency; `BudgetExceeded` before anything is published (reference §4.3–4.4)."
     original, metadata = bytes(original), bytes(metadata or b'')
     handle = handle_for(original)
-    new = (content_type, compressor, int(tokens_before), int(tokens_after), len(original), metadata)
+    new = RecoveryRow(content_type, compressor, int(tokens_before), int(tokens_after), len(original), metadata)
     def write(conn):
         if _row(conn, handle) == new: return
         with conn.transaction():
@@ -256,11 +256,12 @@ def put(self: PgStore, original: bytes, content_type: str = '', compressor: str 
                 self._reserve(conn, len(original) + len(metadata), len(original) + len(metadata)); return
             old = _row(conn, handle, lock=True)
             if old == new: return
-            stats = old[:4] if new[2] == 0 and old[2] > 0 else new[:4]
-            md = old[5] or metadata
-            self._reserve(conn, len(md) - len(old[5]), len(original) + len(md))
+            kept = old if new.tokens_before == 0 and old.tokens_before > 0 else new  # a re-put without token counts keeps the measured ones
+            md = old.metadata or metadata
+            self._reserve(conn, len(md) - len(old.metadata), len(original) + len(md))
             conn.execute('''UPDATE recoveries SET created_at = %s, content_type = %s, compressor = %s, tokens_before = %s,
-                            tokens_after = %s, metadata = %b WHERE handle = %s''', (rfc3339_nano(), *stats, md or None, handle))
+                            tokens_after = %s, metadata = %b WHERE handle = %s''',
+                         (rfc3339_nano(), kept.content_type, kept.compressor, kept.tokens_before, kept.tokens_after, md or None, handle))
     self._run('put', write, write=True)
     return handle
 
