@@ -444,14 +444,15 @@ def migrate_sqlite(src: 'ccr.Store', dst: PgStore, progress=None) -> dict:
             for k in batch:
                 if k in there: counts['skipped'] += 1; continue
                 if table == 'recoveries':
-                    r = src._run('read', lambda: src._conn.execute('SELECT created_at, content_type, compressor, tokens_before, tokens_after, original, metadata FROM recoveries WHERE handle = ?', (k,)).fetchone())
-                    original, metadata = bytes(r[5]), bytes(r[6] or b'')
+                    created_at, content_type, compressor, tokens_before, tokens_after, original, metadata = src._run('read', lambda: src._conn.execute(
+                        'SELECT created_at, content_type, compressor, tokens_before, tokens_after, original, metadata FROM recoveries WHERE handle = ?', (k,)).fetchone())
+                    original, metadata = bytes(original), bytes(metadata or b'')
                     if k != handle_for(original): raise StoreError(f'migrate: recovery {k} does not hold the bytes its handle names; nothing more copied')
                     def write(conn):
                         with conn.transaction():
                             if conn.execute('''INSERT INTO recoveries (handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata)
                                                VALUES (%s,%s,%s,%s,%s,%s,%b,%b) ON CONFLICT (handle) DO NOTHING RETURNING 1''',
-                                            (k, r[0], r[1], r[2], r[3], r[4], original, metadata or None)).fetchone():
+                                            (k, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata or None)).fetchone():
                                 dst._reserve(conn, len(original) + len(metadata), len(original) + len(metadata))
                 else:
                     obj = src.get_object(k)
@@ -512,7 +513,8 @@ def originals(self: PgStore) -> list[dict]:
                                       r.tokens_after, r.created_at, COALESCE(x.last_read, '')
                                FROM recoveries r LEFT JOIN caveman_reads x ON x.handle = r.handle
                                ORDER BY r.created_at, r.handle''').fetchall()
-    return [dict(zip(ccr.ORIGINALS_KEYS, (r[0], r[1], *map(int, r[2:6]), r[6], r[7]))) for r in self._run('list', read)]
+    return [dict(zip(ccr.ORIGINALS_KEYS, (handle, content_type, int(n), int(metadata_bytes), int(tb), int(ta), created_at, last_read)))
+            for handle, content_type, n, metadata_bytes, tb, ta, created_at, last_read in self._run('list', read)]
 
 # %% ../nbs/02b_ccr_postgres.ipynb #e06b1577
 @patch
@@ -538,9 +540,9 @@ def remove(self: PgStore, handles) -> list[str]:
             rows = conn.execute('''DELETE FROM recoveries WHERE handle = ANY(%s)
                                    RETURNING handle, length(original) + COALESCE(length(metadata), 0)''', (handles,)).fetchall()
             conn.execute('DELETE FROM caveman_reads WHERE handle = ANY(%s)', (handles,))
-            freed = sum(int(r[1]) for r in rows)
+            freed = sum(int(size) for _, size in rows)
             if freed: conn.execute("UPDATE caveman_meta SET value = value - %s WHERE key = 'retained_bytes'", (freed,))
-            return {r[0] for r in rows}
+            return {handle for handle, _ in rows}
     gone = self._run('remove', write, write=True) if handles else set()
     return [h for h in handles if h in gone]
 

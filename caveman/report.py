@@ -666,8 +666,8 @@ def describe(m: Marker) -> str:
 # %% ../nbs/62_report.ipynb #53ecd5ef
 def _claim_li(c: Claim, n: int | None) -> str:
     on = f' on all {n:,}' if n else ''
-    state = ('cv-holds', f'✓ holds{on}') if c.holds else ('cv-fails', '✗ does not hold') if c.holds is False else ('cv-unchecked', '· not checked')
-    return f'<li class="{state[0]}"><code>{_esc(c.text)}</code> <small>{c.kind}</small> — {state[1]}</li>'
+    css, verdict = ('cv-holds', f'✓ holds{on}') if c.holds else ('cv-fails', '✗ does not hold') if c.holds is False else ('cv-unchecked', '· not checked')
+    return f'<li class="{css}"><code>{_esc(c.text)}</code> <small>{c.kind}</small> — {verdict}</li>'
 
 # %% ../nbs/62_report.ipynb #73a1c5cf
 def claims_html(r: Run) -> str:

@@ -252,9 +252,9 @@ def serve_http(methods: McpMethods, new_tools, host: str, port: int, cap: int, t
         task = asyncio.ensure_future(server.serve())
         while not server.started and not task.done(): await asyncio.sleep(0.02)
         if server.started:
-            bound = server.servers[0].sockets[0].getsockname()
-            shown = f'[{bound[0]}]' if ':' in bound[0] else bound[0]
-            sys.stderr.write(f'caveman-mcp: listening on http://{shown}:{bound[1]}{MCP_PATH}\n'); sys.stderr.flush()
+            bound_host, bound_port = server.servers[0].sockets[0].getsockname()[:2]   # IPv6 adds flow info and scope id
+            shown = f'[{bound_host}]' if ':' in bound_host else bound_host
+            sys.stderr.write(f'caveman-mcp: listening on http://{shown}:{bound_port}{MCP_PATH}\n'); sys.stderr.flush()
         await task
     try: asyncio.run(run())
     except KeyboardInterrupt: return 130
