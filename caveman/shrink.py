@@ -4,8 +4,7 @@
 
 # %% auto #0
 __all__ = ['SHRINK_TYPE', 'MAX_INPUT_BYTES', 'USAGE', 'compact_json', 'opened_store', 'shrink', 'recover', 'reduction',
-           'ToolLint', 'Report', 'lint', 'InputTooLarge', 'read_capped', 'report_line', 'not_json_reason', 'run',
-           'main', 'selection_profile']
+           'ToolLint', 'Report', 'lint', 'report_line', 'not_json_reason', 'run', 'main', 'selection_profile']
 
 # %% ../nbs/41_shrink.ipynb #64527043
 import json, os, sys
@@ -73,7 +72,7 @@ def reduction(before: int, after: int) -> float:
     "`(before - after) / before` for token counts, 0.0 when `before <= 0` or nothing was saved (reference §8.1)."
     return (before - after) / before if before > 0 and after < before else 0.0
 
-# %% ../nbs/41_shrink.ipynb #dae78dcd
+# %% ../nbs/41_shrink.ipynb #dea64b1d
 @dataclass
 class ToolLint:
     "One tool's row of a lint `Report`: compact-JSON tokens before and after shrinking."
@@ -125,21 +124,10 @@ def lint(catalog: bytes | str, counter: Counter | None = None) -> Report:
     return Report(rows, engine.counter.name)
 
 # %% ../nbs/41_shrink.ipynb #1c3e85e3
+from .command import InputTooLarge, VERSION_ARGS, error_line, json_line, read_capped, read_source, version_line
+
 MAX_INPUT_BYTES = 32 * 1024 * 1024   # 33,554,432 bytes (SPEC §13)
 USAGE = 'usage: caveman-shrink [shrink] [FILE|-] | lint [--json] FILE|- | recover HANDLE | --help | --version'
-
-class InputTooLarge(ValueError):
-    "An input over the byte cap (`cave_input_too_large`)."
-
-def read_capped(stream, limit: int = MAX_INPUT_BYTES, what: str = 'stdin') -> bytes:
-    "All bytes of binary `stream` if there are at most `limit`, reading no more than `limit + 1`; raises `InputTooLarge` otherwise (SPEC §13)."
-    chunks, n = [], 0
-    while n <= limit:
-        chunk = stream.read(limit + 1 - n)
-        if not chunk: break
-        chunks.append(chunk); n += len(chunk)
-    if n > limit: raise InputTooLarge(f'{what} exceeds {limit} bytes')
-    return b''.join(chunks)
 
 # %% ../nbs/41_shrink.ipynb #4e633853
 def report_line(res: Result, note: str = '') -> dict:
@@ -151,27 +139,25 @@ def report_line(res: Result, note: str = '') -> dict:
 
 # %% ../nbs/41_shrink.ipynb #b0e75209
 def _line(stream, obj: dict):
-    stream.write((json.dumps(obj) + '\n').encode()); stream.flush()
+    stream.write(json_line(obj, compact=False)); stream.flush()
 
-# %% ../nbs/41_shrink.ipynb #a0254441
+# %% ../nbs/41_shrink.ipynb #8c107c18
 def _fatal(stderr, code: str, message: str) -> int:
-    _line(stderr, {'error': code, 'message': message})
+    stderr.write(error_line(code, message, compact=False)); stderr.flush()
     return 1
 
 def _usage(stderr) -> int:
     stderr.write((USAGE + '\n').encode()); stderr.flush()
     return 2
 
-# %% ../nbs/41_shrink.ipynb #ce091f04
+# %% ../nbs/41_shrink.ipynb #77b0bb35
 def _read(path: str | None, stdin, stderr) -> bytes | int:
     "The capped bytes of `path` (`None` or `-`: `stdin`), or the exit code of the fatal error already reported."
-    try:
-        if path in (None, '-'): return read_capped(stdin)
-        with open(path, 'rb') as f: return read_capped(f, what=path)
+    try: return read_source(path, stdin, MAX_INPUT_BYTES)
     except InputTooLarge as e: return _fatal(stderr, 'cave_input_too_large', str(e))
     except OSError as e: return _fatal(stderr, 'cave_read_failed', f'read {path}: {e.strerror or e}')
 
-# %% ../nbs/41_shrink.ipynb #8b7c96bc
+# %% ../nbs/41_shrink.ipynb #8f13eb19
 def not_json_reason(data: bytes) -> str | None:
     "Why `data` is not exactly one JSON value, worded as `lint` words it (`not valid JSON: …`); `None` when it is one."
     if compact_json(data) is not None: return None
@@ -180,7 +166,7 @@ def not_json_reason(data: bytes) -> str | None:
     except ValueError as e: return f'not valid JSON: {e}'
     return 'not valid JSON'
 
-# %% ../nbs/41_shrink.ipynb #924e0b96
+# %% ../nbs/41_shrink.ipynb #dd647832
 def _no_tools_note(data: bytes) -> str:
     "`passed through: no named tools found` (or `unsupported catalog shape`) when JSON `data` holds no tool to shrink, else ''."
     try: extract_tools(data)
@@ -188,7 +174,7 @@ def _no_tools_note(data: bytes) -> str:
     except RecursionError: return ''
     return ''
 
-# %% ../nbs/41_shrink.ipynb #132354b6
+# %% ../nbs/41_shrink.ipynb #57c5c839
 def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
@@ -208,7 +194,7 @@ def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     _line(stderr, note)
     return 0
 
-# %% ../nbs/41_shrink.ipynb #38509985
+# %% ../nbs/41_shrink.ipynb #84484f12
 def _run_lint(path: str, as_json: bool, stdin, stdout, stderr) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
@@ -217,7 +203,7 @@ def _run_lint(path: str, as_json: bool, stdin, stdout, stderr) -> int:
     stdout.write((json.dumps(rep.to_dict()) + '\n' if as_json else rep.table()).encode()); stdout.flush()
     return 0
 
-# %% ../nbs/41_shrink.ipynb #bb07cc5d
+# %% ../nbs/41_shrink.ipynb #b429212d
 def _run_recover(handle: str, stdout, stderr, store) -> int:
     try: data = recover(handle, store)
     except ccr.NotFound as e: return _fatal(stderr, 'cave_unknown_handle', f'recover {handle}: {e}')
@@ -250,13 +236,12 @@ def _parser():
     p.add_argument('--json', action='store_true', help='lint: print the report as one JSON line')
     return p
 
-# %% ../nbs/41_shrink.ipynb #b0f1276b
+# %% ../nbs/41_shrink.ipynb #1f0fee9f
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` or `--version` (reference §8.2)."
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] in (['--version'], ['-V'], ['version']):
-        from caveman import __version__
-        sys.stdout.write(f'caveman-shrink {__version__}\n'); sys.stdout.flush()
+    if argv[:1] and argv[0] in VERSION_ARGS:
+        sys.stdout.write(version_line('caveman-shrink').decode()); sys.stdout.flush()
         return 0
     if argv and argv[0] not in _VERBS and (argv[0] == '-' or (not argv[0].startswith('-') and os.path.exists(argv[0]))):
         argv = ['shrink'] + argv                            # `caveman-shrink FILE` is `caveman-shrink shrink FILE`
