@@ -1376,6 +1376,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'caveman.toolschema.extract_tools': ('toolschema.html#extract_tools', 'caveman/toolschema.py'),
                                     'caveman.toolschema.has_fact_word': ('toolschema.html#has_fact_word', 'caveman/toolschema.py'),
                                     'caveman.toolschema.is_fact': ('toolschema.html#is_fact', 'caveman/toolschema.py'),
+                                    'caveman.toolschema.is_filler': ('toolschema.html#is_filler', 'caveman/toolschema.py'),
                                     'caveman.toolschema.is_marketing': ('toolschema.html#is_marketing', 'caveman/toolschema.py'),
                                     'caveman.toolschema.loads_typed': ('toolschema.html#loads_typed', 'caveman/toolschema.py'),
                                     'caveman.toolschema.parsed': ('toolschema.html#parsed', 'caveman/toolschema.py'),

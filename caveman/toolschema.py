@@ -7,11 +7,11 @@ __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'W
            'VERBATIM_KEYWORDS', 'NAME_MAPS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'COMPRESSOR', 'ANNOTATION_KEYWORDS',
            'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_typed',
            'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word', 'is_marketing', 'example_spans',
-           'is_fact', 'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples',
-           'drop_schema_restatements', 'restates_name', 'reduce_description', 'same_under_default_dialect',
-           'property_names', 'refs_and_names', 'property_description', 'tool_description', 'compress_schema',
-           'compress_envelope', 'compress_document', 'remember_parsed', 'parsed', 'compress_toolschema',
-           'strip_annotations']
+           'is_fact', 'is_filler', 'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema',
+           'strip_schema_examples', 'drop_schema_restatements', 'restates_name', 'reduce_description',
+           'same_under_default_dialect', 'property_names', 'refs_and_names', 'property_description', 'tool_description',
+           'compress_schema', 'compress_envelope', 'compress_document', 'remember_parsed', 'parsed',
+           'compress_toolschema', 'strip_annotations']
 
 # %% ../nbs/25_toolschema.ipynb #c97d905a
 import json, re
@@ -151,6 +151,7 @@ _LATIN_FACT_WORDS = r"""
 | kann | können | zurück | liefert | unabhängig | peut | peuvent | renvoie\w* | retourne\w* | indépendamment
 | puede\w* | devuelve\w* | retorna\w* | independientemente | pode | podem | independentemente | può | possono | restituisce
 | kan | kunnen | retourneert | zwraca | może | mogą | возвращает | может | могут | можно | независимо
+| zurück\w* | überspring\w* | ignorier\w* | ignoré\w* | omis\w* | ignorad[oa]s? | omite\w* | пропуска\w* | игнориру\w*
 # German
 | muss | müssen | darf | dürfen | soll\w* | nicht | kein\w* | nie | nur | höchstens | mindestens | maximal | minimal
 | zwischen | erforderlich | pflicht\w* | standard\w* | absolut | warnung | vorsicht | verwende\w* | stattdessen | wenn | falls
@@ -213,15 +214,27 @@ def has_fact_word(text: str) -> bool:
     return bool(_OTHER_WORDS.search(text) or (not text.isascii() and _CJK_WORDS.search(text)))
 
 # %% ../nbs/25_toolschema.ipynb #1fb04ad9
-_MARKETING = regex.compile(r"""^[\W_]*(?:(?:this\s+(?:tool|function|command|endpoint)|it)\s+(?:is|'s|are)\s+(?:(?:also|very|especially|particularly|really|extremely)\s+)?)?
+_MARKETING = regex.compile(r"""^[\W_]*(?:(?:(?:this\s+(?:tool|function|command|endpoint)|it)\s+(?:is|'s|are)|this\s+makes\s+(?:it|this\s+tool))\s+(?:(?:also|very|especially|particularly|really|extremely)\s+)?)?
     (?:perfect|great|ideal|excellent|useful|handy|helpful|invaluable|essential|best|powerful|convenient)\s+(?:for|when|to|in|at)\b
-  | ^[\W_]*this\s+tool\s+(?:helps|can\s+help)\b""", regex.I | regex.X)
+  | ^[\W_]*this\s+tool\s+(?:helps|can\s+help)\b
+  | ^[\W_]*(?:dieses\s+(?:tool|werkzeug)\s+ist\s+(?:(?:sehr|besonders|äußerst)\s+)?)?(?:nützlich|hilfreich|ideal|perfekt|praktisch|großartig)\s*,?\s+(?:für|um|wenn|bei|zum|zur)\b
+  | ^[\W_]*(?:cet\s+outil\s+est\s+(?:(?:très|particulièrement)\s+)?)?(?:utile|idéal|parfait|pratique|excellent)\s*,?\s+(?:pour|quand|lorsque|afin)\b
+  | ^[\W_]*(?:esta\s+herramienta\s+es\s+(?:(?:muy|especialmente)\s+)?)?(?:útil|ideal|perfect[ao]|práctic[ao]|excelente)\s*,?\s+(?:para|cuando)\b
+  | ^[\W_]*(?:этот\s+инструмент\s+(?:(?:очень|особенно)\s+)?)?(?:полез\w*|идеал\w*|отлично\s+подходит|удоб\w*)\s*,?\s+(?:для|когда|чтобы)\b
+  | ^[\W_]*(?:(?:此|这个|该|本)工具(?:非常|特别|很)?|非常|特别|很)(?:适合|有用|实用|方便)
+  | ^[\W_]*(?:この|本)ツールは.{0,40}?(?:便利|最適|役立ち|役に立ち)
+  | ^[\W_]*이\s*도구는.{0,40}?(?:유용|적합|편리|도움이\s*됩)""", regex.I | regex.X)
 _HARD_FACT_WORDS = regex.compile(r"""\b(?:not|no|never|none|neither|nor|without|cannot|can['’]?t|don['’]?t|doesn['’]?t|won['’]?t|isn['’]?t|aren['’]?t
     |only|unless|if|when|whenever|except|instead|rather\s+than|avoid\w*|must|shall|limit\w*|at\s+(?:least|most)|max\w*|min\w*
-    |up\s+to|exceed\w*|warning|caution|deprecat\w*|overwrit\w*|delet\w*|remov\w*|irreversibl\w*|return\w*|output\w*|regardless)\b""", regex.I | regex.X)
+    |up\s+to|exceed\w*|warning|caution|deprecat\w*|overwrit\w*|delet\w*|remov\w*|irreversibl\w*|return\w*|output\w*|regardless
+    |nicht|kein\w*|nie|nur|wenn|falls|außer|statt\w*|höchstens|mindestens|lösch\w*|zurück\w*
+    |ne|pas|jamais|sauf|seulement|uniquement|si|sans|supprim\w*|renvoie\w*|retourne\w*
+    |nunca|sin|solo|sólo|únicamente|excepto|salvo|elimin\w*|devuelve\w*
+    |не|нет|никогда|только|если|кроме|без|вместо|удал\w*|возвраща\w*)\b
+    |[不没無无仅只勿]|ない|ません|のみ|だけ|않|없|만""", regex.I | regex.X)
 
 def is_marketing(text: str) -> bool:
-    "Whether a unit opens with praise (\"Perfect for …\", \"Great for …\", \"This tool is useful for …\", \"This tool helps …\"), English only."
+    "Whether a unit opens with praise (\"Perfect for …\", \"Great for …\", \"This tool is useful for …\", \"This tool helps …\", and the same in de/fr/es/ru/zh/ja/ko)."
     return bool(_MARKETING.match(text))
 
 # %% ../nbs/25_toolschema.ipynb #448d6264
@@ -270,9 +283,15 @@ def _mentions(text: str, names) -> bool:
     return bool(pattern and pattern.search(text))
 
 # %% ../nbs/25_toolschema.ipynb #de86d121
+_UNIT = regex.compile(r"""(?<![\p{L}\p{N}])(?:celsius|fahrenheit|kelvin|utc|gmt|[kmgt]i?b|bytes?|octets?|kibi\w*|mebi\w*|gibi\w*|kilo\w*|mega\w*|giga\w*
+  |milli\w*|micro\w*|nano\w*|seconds?|minutes?|hours?|ms|sekunde\w*|stunde\w*|secondes?|heures?|segundos?|minutos?|horas?
+  |секунд\w*|минут\w*|час(?:а|ов)?|байт\w*|кило\w*|киби\w*|мега\w*|цельси\w*|градус\w*|percent|prozent|pourcent|por\s?ciento|процент\w*
+  |pixels?|px|пиксел\w*|meters?|metres?|mètres?|metros?|метр\w*|km|miles?|utf-?8|ascii|iso[-\s]?8601|epoch|json|csv|markdown|html|xml|yaml)(?![\p{L}\p{N}])
+  |[%‰°℃℉]|字节|千字节|分钟|小时|毫秒|像素|公里|摄氏|华氏|バイト|ミリ秒|ピクセル|メートル|摂氏|바이트|밀리초|픽셀|미터|섭씨|KiB|MiB|GiB""", regex.I | regex.X)
+
 def _has_structure(text: str, names) -> bool:
-    "A number, a format pattern, a quoted literal or a parameter name in `text`."
-    return bool(_NUMBER.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
+    "A number, a unit (any of de/en/es/fr/ru/zh/ja/ko), a format pattern, a quoted literal or a parameter name in `text`."
+    return bool(_NUMBER.search(text) or _UNIT.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
 
 # %% ../nbs/25_toolschema.ipynb #9671a91e
 def is_fact(unit: str, names=()) -> bool:
@@ -280,6 +299,20 @@ def is_fact(unit: str, names=()) -> bool:
     text = _without_examples(unit)
     if is_marketing(text): return bool(_HARD_FACT_WORDS.search(text) or _has_structure(text, names))
     return bool(has_fact_word(text) or _has_structure(text, names))
+
+# %% ../nbs/25_toolschema.ipynb #7769552b
+_GREETING = regex.compile(r"""^[\W_]*(?:hello|hi|hey|thanks?|thank\s+you|enjoy|have\s+fun|happy\s+\w+ing|cheers|good\s+luck
+  |hallo|danke|viel\s+spaß|viel\s+erfolg|bonjour|merci|amusez-vous\s+bien|bonne\s+chance|hola|gracias|disfruta\w*|buena\s+suerte
+  |привет|спасибо|удачи|приятного\s+\w+|こんにちは|ありがとう\w*|お楽しみください|你好|谢谢|祝你?\w{0,6}愉快|안녕하세요|감사합니다|즐기세요)
+  (?![\p{L}\p{N}])""", regex.I | regex.X)
+
+def is_filler(unit: str, names=()) -> bool:
+    "Whether a unit is proven to state nothing an agent needs: praise (`is_marketing`) that is no fact, a greeting or sign-off (at most 60 characters, ending in `!` or of at most 3 words) that is no fact, or no letter or digit at all."
+    if not regex.search(r'[\p{L}\p{N}]', unit): return True
+    text = _without_examples(unit)
+    if is_fact(unit, names): return False
+    greeting = len(text) <= 60 and _GREETING.match(text) and (text.rstrip().endswith(('!', '！', '~')) or len(_WORD.findall(text)) <= 3)
+    return is_marketing(text) or bool(greeting)
 
 # %% ../nbs/25_toolschema.ipynb #4b2bc952
 ABBREVIATIONS = frozenset('eg ie etc vs cf al viz resp approx no fig figs dr mr mrs ms prof sr jr st inc ltd corp co dept est'.split())
@@ -507,7 +540,7 @@ def _units(lines) -> list[dict]:
 
 # %% ../nbs/25_toolschema.ipynb #30d0bdc9
 def reduce_description(text: str, names=(), params: dict | None = None) -> str:
-    "A description tidied (Markdown decoration, blank lines, extra spaces gone, example literals whose keys the schema names dropped); if longer than 160 UTF-8 bytes, only its lead (<= 100 bytes unless a fact), its fact units and their context, in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
+    "A description tidied (Markdown decoration, blank lines, extra spaces gone, example literals whose keys the schema names dropped); if longer than 160 UTF-8 bytes, its lead (<= 100 bytes unless a fact) and every unit that is not proven filler (`is_filler`; an item under a filler header is filler), in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
     lines = tidy_lines(text.strip())
     tidy = '\n'.join(l for l, _ in lines)
     try: size = len(tidy.encode('utf-8'))
@@ -522,7 +555,7 @@ def reduce_description(text: str, names=(), params: dict | None = None) -> str:
         h = u['parent']
         if h is not None and not h['item'] and _ARGS_HEADER.match(h['text']):   # an Args: item: kept unless it restates the schema
             u['keep'] = bool(_ARG_ITEM.match(u['text'])) and not restates_schema(u['text'], params) or u['fact'] and not _ARG_ITEM.match(u['text'])
-        else: u['keep'] = u['fact'] or (h is not None and h['header'] and h['fact'] and h['keep'])
+        else: u['keep'] = u['fact'] or not (is_filler(u['text'], names) or h is not None and h['header'] and is_filler(h['text'], names))
     units[0]['keep'] = True
     for u in reversed(units):           # context: what a kept unit refers back to, transitively
         if u['keep'] and u['parent'] is not None: u['parent']['keep'] = True
