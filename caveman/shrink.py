@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['SHRINK_TYPE', 'MAX_INPUT_BYTES', 'USAGE', 'compact_json', 'opened_store', 'shrink', 'recover', 'reduction',
-           'ToolLint', 'Report', 'lint', 'report_line', 'not_json_reason', 'run', 'main', 'selection_profile']
+           'ToolLint', 'display_width', 'Report', 'lint', 'report_line', 'not_json_reason', 'run', 'main',
+           'selection_profile']
 
 # %% ../nbs/41_shrink.ipynb #64527043
 import json, os, sys
@@ -83,37 +84,55 @@ class ToolLint:
     def ratio(self) -> float: return reduction(self.tokens_before, self.tokens_after)
 
 # %% ../nbs/41_shrink.ipynb #d1710a78
+import unicodedata
+
+def display_width(text: str) -> int:
+    "Terminal columns of `text`: 2 per East Asian wide/fullwidth character, 0 per combining mark or zero-width joiner, else 1."
+    return sum(0 if unicodedata.combining(c) or c in '\u200b\u200c\u200d\ufe0f' else 2 if unicodedata.east_asian_width(c) in 'WF' else 1 for c in text)
+
+# %% ../nbs/41_shrink.ipynb #3dffcb9f
 @dataclass
 class Report:
-    "What `lint` found: one `ToolLint` per tool in catalog order, totals summed over tools, `basis` always `inferred` (reference §8.1)."
+    "What `lint` found: one `ToolLint` per tool in catalog order, the whole catalog's compact-JSON tokens before/after (`catalog_before`/`catalog_after`, as `shrink` reports them; None: the sums over tools), `basis` always `inferred` (reference §8.1)."
     tools: list
     token_count_basis: str = ''
     basis: str = 'inferred'
+    catalog_before: int | None = None
+    catalog_after: int | None = None
     @property
-    def tokens_before(self) -> int: return sum(t.tokens_before for t in self.tools)
+    def tokens_before(self) -> int: return sum(t.tokens_before for t in self.tools) if self.catalog_before is None else self.catalog_before
     @property
-    def tokens_after(self) -> int: return sum(t.tokens_after for t in self.tools)
+    def tokens_after(self) -> int: return sum(t.tokens_after for t in self.tools) if self.catalog_after is None else self.catalog_after
+    @property
+    def envelope(self) -> tuple[int, int]:
+        "Tokens (before, after) of the catalog outside the tool rows: the whole catalog minus the sums over tools."
+        return (self.tokens_before - sum(t.tokens_before for t in self.tools), self.tokens_after - sum(t.tokens_after for t in self.tools))
     @property
     def ratio(self) -> float: return reduction(self.tokens_before, self.tokens_after)
 
     def to_dict(self) -> dict:
-        "JSON-ready report: `tools` [{`name`, `tokens_before`, `tokens_after`, `ratio`}], totals, `ratio`, `basis`; ratios rounded to 4 places."
+        "JSON-ready report: `tools` [{`name`, `tokens_before`, `tokens_after`, `ratio`}], `envelope` {`tokens_before`, `tokens_after`}, the whole catalog's totals (= tools + envelope), `ratio`, `basis`; ratios rounded to 4 places."
+        eb, ea = self.envelope
         return {'tools': [dict(name=t.name, tokens_before=t.tokens_before, tokens_after=t.tokens_after, ratio=round(t.ratio, 4)) for t in self.tools],
+                'envelope': {'tokens_before': eb, 'tokens_after': ea},
                 'tokens_before': self.tokens_before, 'tokens_after': self.tokens_after, 'ratio': round(self.ratio, 4), 'basis': self.basis}
 
     def table(self) -> str:
-        "Aligned text table: TOOL / BEFORE / AFTER / RATIO (percent, one decimal), a TOTAL row marked `(basis: inferred)`; the name column is at least 28 wide."
-        w = max([28] + [len(t.name) for t in self.tools])
-        row = lambda name, b, a, ratio: f'{name:<{w}} {b:>10} {a:>10} {ratio * 100:>7.1f}%'
+        "Aligned text table (names padded by `display_width`): TOOL / BEFORE / AFTER / RATIO (percent, one decimal), an `(envelope)` row, a TOTAL row (the whole catalog, as the shrink report counts it) marked `(basis: inferred)`; the name column is at least 28 columns wide."
+        w = max([28] + [display_width(t.name) for t in self.tools])
+        row = lambda name, b, a, ratio: f'{name}{" " * (w - display_width(name))} {b:>10} {a:>10} {ratio * 100:>7.1f}%'
         lines = [f'{"TOOL":<{w}} {"BEFORE":>10} {"AFTER":>10} {"RATIO":>8}']
         lines += [row(t.name, t.tokens_before, t.tokens_after, t.ratio) for t in self.tools]
+        eb, ea = self.envelope
+        lines.append(row('(envelope)', eb, ea, reduction(eb, ea)))
         lines.append(row('TOTAL', self.tokens_before, self.tokens_after, self.ratio) + f'  (basis: {self.basis})')
         return '\n'.join(lines) + '\n'
 
-# %% ../nbs/41_shrink.ipynb #23a5fb29
+# %% ../nbs/41_shrink.ipynb #ebeec89f
 def lint(catalog: bytes | str, counter: Counter | None = None) -> Report:
-    "Per-tool compact-JSON token counts before/after the toolschema compressor (dry run, nothing stored); raises `ValueError` (`not valid JSON: …`, `unsupported catalog shape`, `no named tools found`) (reference §8.1, SPEC §14.6)."
-    try: tools = extract_tools(as_bytes(catalog))
+    "Per-tool compact-JSON token counts before/after the toolschema compressor, and the whole catalog's (dry run, nothing stored); raises `ValueError` (`not valid JSON: …`, `unsupported catalog shape`, `no named tools found`) (reference §8.1, SPEC §14.6)."
+    data = as_bytes(catalog)
+    try: tools = extract_tools(data)
     except RecursionError: raise ValueError('not valid JSON: nested too deeply') from None
     engine, rows = Engine(None, counter), []
     for tool in tools:
@@ -121,7 +140,8 @@ def lint(catalog: bytes | str, counter: Counter | None = None) -> Report:
         except RecursionError: raise ValueError(f'not valid JSON: tool {tool["name"]!r} nested too deeply') from None
         sim = engine.simulate(compact, type=SHRINK_TYPE)
         rows.append(ToolLint(tool['name'], sim['tokens_before'], sim['tokens_after']))
-    return Report(rows, engine.counter.name)
+    whole = engine.simulate(dumps_compact(loads_typed(data)), type=SHRINK_TYPE)   # what `shrink` counts
+    return Report(rows, engine.counter.name, catalog_before=whole['tokens_before'], catalog_after=whole['tokens_after'])
 
 # %% ../nbs/41_shrink.ipynb #1c3e85e3
 from .command import InputTooLarge, VERSION_ARGS, error_line, json_line, read_capped, read_source, version_line

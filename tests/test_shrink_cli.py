@@ -136,17 +136,21 @@ def test_lint_table(tmp_path, env):
     assert (p.returncode, p.stderr) == (0, b'')
     lines = p.stdout.decode().splitlines()
     rep = lint(COMBINED.read_bytes())
-    assert len(lines) == len(rep.tools) + 2
+    assert len(lines) == len(rep.tools) + 3
     assert lines[0].split() == ['TOOL', 'BEFORE', 'AFTER', 'RATIO']
-    row = re.compile(r'^(\S+) +(\d+) +(\d+) +(\d+\.\d)%')
+    row = re.compile(r'^(\S+) +(-?\d+) +(-?\d+) +(\d+\.\d)%')   # the envelope can be negative: tokens merge across a tool's edge
     ends = set()
-    for line, tool in zip(lines[1:-1], rep.tools):
+    for line, tool in zip(lines[1:-2], rep.tools):
         m = row.match(line)
         assert m and (m[1], int(m[2]), int(m[3])) == (tool.name, tool.tokens_before, tool.tokens_after)
         assert m[4] == f'{100 * (tool.tokens_before - tool.tokens_after) / tool.tokens_before:.1f}'
         ends.add((m.end(2), m.end(3), m.end(4)))
-    total = row.match(lines[-1])
-    assert total[1] == 'TOTAL' and (int(total[2]), int(total[3])) == (sum(t.tokens_before for t in rep.tools), sum(t.tokens_after for t in rep.tools))
+    env_row, total = row.match(lines[-2]), row.match(lines[-1])
+    assert env_row[1] == '(envelope)' and total[1] == 'TOTAL'
+    # the rows add up to TOTAL, and TOTAL is what `caveman-shrink` reports for the same file (break test 4, item 14a)
+    assert (int(total[2]), int(total[3])) == (sum(t.tokens_before for t in rep.tools) + int(env_row[2]), sum(t.tokens_after for t in rep.tools) + int(env_row[3]))
+    shrunk = one_json_line(cli(str(f), env=env).stderr)
+    assert (int(total[2]), int(total[3])) == (shrunk['tokens_before'], shrunk['tokens_after'])
     ends.add((total.end(2), total.end(3), total.end(4)))
     hdr = lines[0]
     ends.add((hdr.index('BEFORE') + 6, hdr.index('AFTER') + 5, hdr.index('RATIO') + 5 - 1))
@@ -162,8 +166,23 @@ def test_lint_json(tmp_path, env):
         assert (p.returncode, p.stderr, p.stdout.count(b'\n')) == (0, b'', 1)
         d = json.loads(p.stdout)
         assert d == lint(COMBINED.read_bytes()).to_dict()
-        assert d['basis'] == 'inferred' and d['tokens_before'] == sum(t['tokens_before'] for t in d['tools'])
+        assert d['basis'] == 'inferred' and d['tokens_before'] == sum(t['tokens_before'] for t in d['tools']) + d['envelope']['tokens_before']
         assert list(d['tools'][0]) == ['name', 'tokens_before', 'tokens_after', 'ratio']
+
+
+def test_lint_aligns_wide_names(tmp_path, env):
+    "CJK and Hangul tool names take two terminal columns a character: the numbers still line up (display width, not characters)."
+    import unicodedata
+    width = lambda t: sum(2 if unicodedata.east_asian_width(c) in 'WF' else 0 if unicodedata.combining(c) else 1 for c in t)
+    cat = {'tools': [{'name': n, 'description': 'Finds files. ' * 20, 'inputSchema': {'type': 'object', 'title': 'x'}}
+                     for n in ['ファイル検索', '查询订单', '파일_검색_도구', 'search_issues', 'отправить_письмо', 'e\u0301tat']]}
+    f = tmp_path / 'wide.json'
+    f.write_text(json.dumps(cat, ensure_ascii=False), encoding='utf-8')
+    p = cli('lint', str(f), env=env)
+    assert p.returncode == 0
+    lines = p.stdout.decode().splitlines()
+    assert len({width(l) for l in lines[:-1]}) == 1, lines
+    assert len({width(l[:l.index('%') + 1]) for l in lines[1:]}) == 1, lines
 
 
 def test_lint_errors(tmp_path, env):
