@@ -95,7 +95,7 @@ def patched(**attrs):
 RULES = {   # rule -> the patch that switches it off
     'schema annotation keywords (title, examples, $comment)': dict(DROP_KEYWORDS=frozenset({'$schema'})),
     '$schema where the dialect makes no difference': dict(same_under_default_dialect=lambda s: False),
-    'description units that state no fact': dict(is_fact=lambda unit, names=(): True),
+    'description units that are proven filler (praise, greetings)': dict(is_filler=lambda unit, names=(): False),
     'lead cut at a clause end (100 bytes)': dict(cap_lead=lambda s, limit=100: s),
     'Markdown decoration and whitespace': dict(tidy_lines=lambda text: [(l, False) for l in text.replace('\r\n', '\n').split('\n') if l.strip()]),
     'Args items that restate the schema': dict(restates_schema=lambda item, params: False),

@@ -330,6 +330,8 @@ _CJK_LETTER = regex.compile(r'[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]')
 
 def _starts_sentence(c: str) -> bool: return c.isupper() or bool(_CJK_LETTER.match(c))
 
+_OPENERS = '¡¿«“‘"\'(「『'
+
 # %% ../nbs/25_toolschema.ipynb #196ea834
 def split_sentences(text: str) -> list[str]:
     "Sentences of `text`: split at `.` + whitespace + an uppercase or CJK letter unless the word before the dot is an abbreviation, and after `。！？` (reference §8.3)."
@@ -338,7 +340,9 @@ def split_sentences(text: str) -> list[str]:
         if text[i] == '.' and i + 1 < n and text[i + 1] in _WS:
             j = i + 1
             while j < n and text[j] in _WS: j += 1
-            if j < n and _starts_sentence(text[j]) and not _abbreviation_before(text, i):
+            k = j
+            while k < n - 1 and text[k] in _OPENERS: k += 1     # ¡Disfruta! ¿Qué? «Texte» (x): the letter after the opening marks
+            if j < n and _starts_sentence(text[k]) and not _abbreviation_before(text, i):
                 out.append(text[start:i + 1])
                 start = i = j
                 continue

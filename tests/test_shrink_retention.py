@@ -180,10 +180,11 @@ def test_fact_survives(catalogs, shrunk, catalog, name, where, fact, kind):
 
 
 def test_descriptions_still_shrink(catalogs, shrunk):
-    """Keeping facts is not keeping everything: filler goes — feature items that state nothing, praise ("Perfect for …",
-    "This tool is essential for …", "This tool helps …") even where a common fact word occurs in it by the way."""
+    """Keeping facts is not keeping everything: proven filler goes — praise ("Perfect for …", "This tool is essential for …",
+    "This tool helps …") even where a common fact word occurs in it by the way. What the tool does stays, fact word or not
+    (break test 4: over-keep is safer than a retry)."""
     seq = tool(shrunk['npm_sequential_thinking'], 'sequentialthinking')['description']
-    assert '- Generates a solution hypothesis' not in seq and 'When to use this tool:' in seq
+    assert '- Generates a solution hypothesis' in seq and 'When to use this tool:' in seq
     assert 'This tool helps analyze problems' not in seq
     fs0, fs1 = (lambda name: tool(catalogs['npm_filesystem'], name)['description'], lambda name: tool(shrunk['npm_filesystem'], name)['description'])
     for name, filler in [('create_directory', 'Perfect for setting up directory structures for projects or ensuring required paths exist.'),
