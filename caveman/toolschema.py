@@ -563,8 +563,11 @@ def reduce_description(text: str, names=(), params: dict | None = None) -> str:
     units[0]['keep'] = True
     for u in reversed(units):           # context: what a kept unit refers back to, transitively
         if u['keep'] and u['parent'] is not None: u['parent']['keep'] = True
-    for u in units:
-        if u['keep']: u['text'] = strip_schema_examples(u['text'], names)
+    for u in units[1:]:   # a unit left without a letter or digit once its example literals go says nothing: it goes (idempotence)
+        if u['keep']:
+            u['text'] = strip_schema_examples(u['text'], names)
+            u['keep'] = bool(regex.search(r'[\p{L}\p{N}]', u['text']))
+    units[0]['text'] = strip_schema_examples(units[0]['text'], names)
     if not units[0]['fact']: units[0]['text'] = cap_lead(units[0]['text'])
     out = ''
     for u in units:
