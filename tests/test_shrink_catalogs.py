@@ -144,9 +144,10 @@ def test_recover_unknown_handle(db):
 # ---- golden description reductions (expected values derived by hand from reference §8.3) -----------------------
 
 UPLOAD_DESC = ('Stores a file in the archive at the path you give. The path must be absolute, e.g. /var/data/report.csv on Linux. '
-               'Provide exactly one of content or content_base64. Nobody reads this sentence because it just pads the text. '
+               'Provide exactly one of content or content_base64. This tool is perfect for teams that share their files. '
                'Timestamps use the RFC 3339 format.')
-# lead kept; the must/absolute, exactly-one and rfc/format sentences kept; the filler sentence dropped;
+# lead kept; the must/absolute, exactly-one and rfc/format sentences kept; the praise (proven filler) dropped — any other
+# sentence would stay (break test 4: over-keep is safer than a retry);
 # "e.g." and "report.csv" do not split sentences
 UPLOAD_SHORT = ('Stores a file in the archive at the path you give. The path must be absolute, e.g. /var/data/report.csv on Linux. '
                 'Provide exactly one of content or content_base64. Timestamps use the RFC 3339 format.')
