@@ -177,13 +177,13 @@ def run() -> str:
         f'Claude Code {__import__("_claude_code").VERSION}, offline against a fake Messages API that scripts ten tool calls; '
         'once bare, once after `caveman install claude-code --scope project` (hook with recovery + caveman-mcp). '
         'Input tokens are o200k counts of each main-loop request body (system + tool definitions + messages). '
-        'The caveman session also carries the five caveman MCP tool definitions in every request.',
+        'The caveman session also carries, in every request, the one tool its retrieve-only MCP server lists (`caveman_retrieve`).',
         '',
         f'**Total input tokens: {tb:,} bare -> {tc:,} with caveman ({(tb - tc) / tb:.1%} fewer; target >= 40%; '
         'anchors: upstream wrap 33.2%, headroom 6.7%).** Tool results alone, as last sent: '
         f'{rb:,} -> {rc:,} ({(rb - rc) / rb:.1%} fewer); on the {len(full)} calls whose whole output the bare model saw '
         f'(no 30,000-character cut): {fb:,} -> {fc:,} ({(fb - fc) / fb:.1%} fewer). The first request, before any tool '
-        f'output, is {fixed:,} tokens of system prompt and tool definitions ({fixed_cave:,} with the caveman MCP tools), sent again in '
+        f'output, is {fixed:,} tokens of system prompt and tool definitions ({fixed_cave:,} with caveman_retrieve), sent again in '
         f'every one of the {n} requests: {fixed * n:,} of the {tb:,} the bare session sends ({fixed * n / tb:.0%}) are fixed. So even a '
         f'hook that turned every tool result into nothing would save at most {floor:.1%} here; the tool results are what caveman can '
         'change.',

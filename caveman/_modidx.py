@@ -1043,6 +1043,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'caveman.mcp.server.make_dispatch': ('mcp_server.html#make_dispatch', 'caveman/mcp/server.py'),
                                     'caveman.mcp.server.max_workers': ('mcp_server.html#max_workers', 'caveman/mcp/server.py'),
                                     'caveman.mcp.server.open_server_store': ('mcp_server.html#open_server_store', 'caveman/mcp/server.py'),
+                                    'caveman.mcp.server.retrieve_only_dispatch': ( 'mcp_server.html#retrieve_only_dispatch',
+                                                                                   'caveman/mcp/server.py'),
                                     'caveman.mcp.server.serve_stdio': ('mcp_server.html#serve_stdio', 'caveman/mcp/server.py'),
                                     'caveman.mcp.server.version_record': ('mcp_server.html#version_record', 'caveman/mcp/server.py')},
             'caveman.mcp.tools': { 'caveman.mcp.tools.McpMethods': ('mcp_tools.html#mcpmethods', 'caveman/mcp/tools.py'),
