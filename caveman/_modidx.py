@@ -501,6 +501,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                              'caveman/compressors/listing.py'),
                                              'caveman.compressors.listing.compress_listing': ( 'compressors_listing.html#compress_listing',
                                                                                                'caveman/compressors/listing.py'),
+                                             'caveman.compressors.listing.ls_fields': ( 'compressors_listing.html#ls_fields',
+                                                                                        'caveman/compressors/listing.py'),
                                              'caveman.compressors.listing.named_columns': ( 'compressors_listing.html#named_columns',
                                                                                             'caveman/compressors/listing.py'),
                                              'caveman.compressors.listing.path_fields': ( 'compressors_listing.html#path_fields',
