@@ -18,10 +18,12 @@ from .policy import Policy, PolicyError, load_policy, caveman_home, DEFAULT_INCL
 class HookError(Exception):
     "Anything that makes the hook stand aside: reported as one stderr line, never as output."
 
+# %% ../nbs/63_hooks.ipynb #ac2bd397
 def is_caveman_tool(tool: str) -> bool:
     "True for caveman's own MCP tools under any server name (`mcp__<server>__caveman_*`) and every tool of the `caveman` server (the gateway's): their results are never compressed again."
     return tool.startswith('mcp__') and (tool.rsplit('__', 1)[-1].startswith('caveman_') or tool.startswith('mcp__caveman__'))
 
+# %% ../nbs/63_hooks.ipynb #bd119d88
 def wants(policy: Policy, tool: str, tool_input: dict | None = None) -> bool:
     "True when `policy` lets the hook touch a call of `tool` with `tool_input` (include minus exclude; never caveman's own tools)."
     return not is_caveman_tool(tool) and policy.wants(tool, tool_input)
@@ -47,6 +49,7 @@ def handle_line(handle: str, note: str = '') -> str:
     return (f'… caveman: this is a compressed view; caveman_retrieve(recovery_handle="{handle}") returns the exact original '
             f'output (pass a query to get only the matching records){note} …')
 
+# %% ../nbs/63_hooks.ipynb #f3afb904
 def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', note: str = '') -> str | None:
     "caveman's view of `text` (characters) or None to keep it: None under `policy.min_bytes` UTF-8 bytes or when nothing smaller was found; lossy views only with `recovery` and not `policy.lossless_only`, else lossless ones, a lossy view ending in `handle_line(handle, note)`; raises `HookError` when the store refuses the original."
     data = text.encode('utf-8', 'surrogatepass')
@@ -99,6 +102,7 @@ def _read_persisted(path) -> str:
     if len(data) > MAX_PERSISTED: raise HookError(f'the persisted output {path} is over {MAX_PERSISTED} bytes')
     return data.decode('utf-8', 'replace')
 
+# %% ../nbs/63_hooks.ipynb #93e7c96d
 def text_bytes(x, limit: int, depth: int = 0) -> int:
     "An upper bound of the UTF-8 bytes of any text field an adapter builds from the strings in `x` (each counted one byte more, for the newline joining a field list); stops counting past `limit`."
     if isinstance(x, str): return len(x.encode('utf-8', 'surrogatepass')) + 1
@@ -109,6 +113,7 @@ def text_bytes(x, limit: int, depth: int = 0) -> int:
         if n >= limit: break
     return n
 
+# %% ../nbs/63_hooks.ipynb #96b6bd44
 class ShapeError(HookError):
     "A tool response the adapter does not recognise: the original stands, and the hook says so in its stderr line."
 
@@ -116,6 +121,7 @@ def _shape(tool: str, resp) -> ShapeError:
     what = f'keys {", ".join(sorted(map(str, resp))[:8])}' if isinstance(resp, dict) else type(resp).__name__
     return ShapeError(f'unknown {tool} tool_response shape ({what})')
 
+# %% ../nbs/63_hooks.ipynb #475dcbe0
 def _bash(resp: dict, view) -> dict | None:
     if not isinstance(resp.get('stdout'), str) or not isinstance(resp.get('stderr', ''), str): raise _shape('Bash', resp)
     persisted = resp.get('persistedOutputPath')
@@ -129,17 +135,20 @@ def _bash(resp: dict, view) -> dict | None:
     if err is not None: new['stderr'] = err
     return new
 
+# %% ../nbs/63_hooks.ipynb #8d4de454
 def _lines_field(obj: dict, key: str, view, tool: str = '') -> dict | None:
     names = obj.get(key)
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names): raise _shape(tool, obj)
     v = view('\n'.join(names))
     return None if v is None else dict(obj, **{key: v.rstrip('\n').split('\n')})
 
+# %% ../nbs/63_hooks.ipynb #c3702157
 def _text_field(obj: dict, key: str, view, tool: str = '') -> dict | None:
     if not isinstance(obj.get(key), str): raise _shape(tool, obj)
     v = view(obj[key])
     return None if v is None else dict(obj, **{key: v})
 
+# %% ../nbs/63_hooks.ipynb #fefcf7ee
 def _read(resp: dict, view) -> dict | None:
     kind = resp.get('type')
     if isinstance(kind, str) and kind != 'text': return None     # an image, a notebook, a PDF: not text caveman reads
@@ -147,10 +156,12 @@ def _read(resp: dict, view) -> dict | None:
     f = _text_field(resp['file'], 'content', view, 'Read')
     return None if f is None else dict(resp, file=f)
 
+# %% ../nbs/63_hooks.ipynb #bf9e77e0
 def _grep(resp: dict, view) -> dict | None:
     if resp.get('mode') == 'content' or isinstance(resp.get('content'), str): return _text_field(resp, 'content', view, 'Grep')
     return _lines_field(resp, 'filenames', view, 'Grep')
 
+# %% ../nbs/63_hooks.ipynb #6b70ec53
 def _mcp(resp, view):
     if isinstance(resp, str): return view(resp)
     if not isinstance(resp, list) or not all(isinstance(b, dict) for b in resp): raise _shape('MCP', resp)
@@ -173,6 +184,7 @@ def _runs_caveman_mcp(server) -> bool:
     words = [w for w in [server.get('command'), *args] if isinstance(w, str)]
     return any(os.path.basename(w) == 'caveman-mcp' or w == 'caveman.mcp.server' for w in words)
 
+# %% ../nbs/63_hooks.ipynb #c6f2fd3e
 def caveman_servers(cwd: str | None, home: str | None = None) -> set[str]:
     "Names of the MCP servers that run `caveman-mcp` in Claude Code's settings for project `cwd` (`.mcp.json`, `~/.claude.json` global and per project); unreadable files name none."
     home = home or os.path.expanduser('~')
@@ -313,10 +325,12 @@ def _exe(name: str) -> str:
     if p.exists(): return str(p)
     return shutil.which(name) or name
 
+# %% ../nbs/63_hooks.ipynb #d70aabf0
 def is_our_hook(cmd) -> bool:
     "True when the hook command string `cmd` is a caveman Claude Code hook."
     return isinstance(cmd, str) and ' hook claude-code' in cmd and 'caveman' in cmd.split(' hook claude-code')[0].rsplit('/', 1)[-1]
 
+# %% ../nbs/63_hooks.ipynb #a69d8d15
 def settings_files(scope: str, project: str, home: str) -> tuple[Path, Path, list]:
     "`(hook settings file, MCP file, JSON key path of the server map inside it)` for `scope`; raises `HookError` on an unknown scope."
     proj, home = Path(project).resolve(), Path(home)
@@ -351,6 +365,7 @@ def merge_hook(settings: dict, command: str | None) -> dict:
     else: s.pop('hooks', None)
     return s
 
+# %% ../nbs/63_hooks.ipynb #19da8531
 def _is_caveman_server(entry) -> bool:
     "True when an MCP server entry runs caveman-mcp (by its command or a `caveman.mcp.server` module argument)."
     if not isinstance(entry, dict): return False
@@ -378,8 +393,6 @@ def merge_server(doc: dict, path: list, server: dict | None) -> dict:
     else: node.pop(path[-1], None)
     return d
 
-
-
 # %% ../nbs/63_hooks.ipynb #085f5df2
 import difflib
 
@@ -395,6 +408,7 @@ def _load(path: Path) -> dict:
 
 def _text(d: dict) -> str: return json.dumps(d, indent=2, ensure_ascii=False) + '\n'
 
+# %% ../nbs/63_hooks.ipynb #4589b912
 def plan(install: bool, scope: str = 'user', project: str = '.', home: str | None = None, mcp: bool = True) -> list[tuple[Path, str, str]]:
     "`[(file, old text, new text)]` for every Claude Code settings file that `install` (or uninstall) changes; raises `HookError` before anything is written."
     home = home or os.path.expanduser('~')
@@ -420,6 +434,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
         if (_load(p) if old else {}) != new: out.append((p, old, _text(new) if new or old else ''))
     return out
 
+# %% ../nbs/63_hooks.ipynb #7824366e
 def apply(changes: list[tuple[Path, str, str]]) -> list[str]:
     "Write each planned change, after copying an existing file to `<file>.caveman.bak`; returns one line per file."
     lines = []
@@ -433,6 +448,7 @@ def apply(changes: list[tuple[Path, str, str]]) -> list[str]:
         lines.append(f'updated {p}' + (f' (backup: {p}.caveman.bak)' if old else ''))
     return lines
 
+# %% ../nbs/63_hooks.ipynb #b00acc82
 def diff(changes) -> str:
     "The planned changes as one unified diff."
     return ''.join(''.join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f'{p} (before)', f'{p} (after)')) for p, old, new in changes)
@@ -452,6 +468,7 @@ def gemini_tool_name(event: dict) -> str:
     if tool.startswith('mcp_'): return 'mcp__' + tool[4:]    # `mcp_<server>_<tool>`: server and tool not told apart
     return GEMINI_TOOLS.get(tool, tool)
 
+# %% ../nbs/63_hooks.ipynb #3c291064
 def _gemini_text(text: str, view, shell: bool) -> str | None:
     m = _UNTRUSTED.match(text)
     inner = m.group(1) if m else text
@@ -514,6 +531,7 @@ def _merge_event_hook(settings: dict, event: str, host: str, entry: dict | None)
     else: s.pop('hooks', None)
     return s
 
+# %% ../nbs/63_hooks.ipynb #00c9dc8f
 def gemini_plan(install: bool, scope: str = 'user', project: str = '.', home: str | None = None, mcp: bool = True) -> list[tuple[Path, str, str]]:
     "`[(file, old text, new text)]` for the Gemini CLI settings file that `install` (or uninstall) changes; raises `HookError` before anything is written."
     if scope not in ('user', 'project'): raise HookError(f'unknown scope {scope!r} for gemini-cli: use user or project')
@@ -550,6 +568,7 @@ def codex_command(transcript_path, call_id) -> dict:
             return {k: item[k] for k in ('exit_code', 'aggregated_output') if k in item}
     return {}
 
+# %% ../nbs/63_hooks.ipynb #cd3b6480
 def codex(event: dict, policy: Policy, recovery: bool) -> dict | None:
     "The Codex PostToolUse answer for hook `event` (a dict) — `{decision: 'block', reason: exit code line + view}` — or None to keep the output; raises `HookError` on a malformed event."
     if not isinstance(event, dict): raise HookError('the hook input is not a JSON object')
@@ -576,6 +595,7 @@ def codex_home(home: str | None = None) -> Path:
     env = os.environ.get('CODEX_HOME', '')
     return Path(env) if env and home is None else Path(home or os.path.expanduser('~')) / '.codex'
 
+# %% ../nbs/63_hooks.ipynb #7c416397
 def codex_plan(install: bool, home: str | None = None, mcp: bool = True) -> list[tuple[Path, str, str]]:
     "`[(file, old text, new text)]` for Codex's `hooks.json` that `install` (or uninstall) changes; raises `HookError` before anything is written."
     p = codex_home(home) / 'hooks.json'
@@ -647,6 +667,7 @@ def codex_config_edits(server, hooks_json: Path, install: bool, mcp: bool = True
         edits.append({'keyPath': f'mcp_servers.{SERVER_NAME}', 'value': None, 'mergeStrategy': 'replace'})
     return edits
 
+# %% ../nbs/63_hooks.ipynb #84149db1
 def install_codex(install: bool, mcp: bool = True, dry_run: bool = False, home: str | None = None, codex_bin: str | None = None) -> str:
     "Install (or uninstall) caveman in Codex: `hooks.json` merged and backed up, then `config.toml` through `codex app-server`; returns the report lines (a diff on a dry run)."
     changes = codex_plan(install, home, mcp)

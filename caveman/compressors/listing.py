@@ -47,6 +47,7 @@ def named_columns(table: FixedTable) -> list[tuple[str, int, int | None]]:
         else: cols.append((n, a, b))
     return cols
 
+# %% ../../nbs/23_compressors_listing.ipynb #fe705620
 def record_fields(table: FixedTable, line: str) -> list[tuple[str, str]]:
     "The summary fields of an aligned record `line` (str) of `table`: `row_fields` of its cells by column position (`named_columns`), without columns whose name has white space."
     cols = named_columns(table)
@@ -118,6 +119,7 @@ def path_fields(line: str) -> list[tuple[str, str]]:
     ext = posixpath.splitext(name)[1]
     return row_fields(['dir', 'ext'], [_parent(p), ext])
 
+# %% ../../nbs/23_compressors_listing.ipynb #b016ac9f
 def compress_listing(body: bytes, query: str = '') -> bytes | None:
     "Path-list bytes (UTF-8, one path a line) -> directories kept, runs of entries of one directory cut to their first 3 and last 1 with a counted marker between; None when declined."
     if is_caveman_view(body): return None
