@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'NUMERIC_SHARE', 'LS_FIELDS', 'MIN_RECORDS', 'TABLE_COMPRESSOR',
            'RUN_HEAD', 'RUN_TAIL', 'LISTING_COMPRESSOR', 'COMPRESSORS', 'record_keep', 'named_columns', 'record_fields',
-           'ls_fields', 'compress_fixed', 'path_fields', 'compress_listing']
+           'ls_fields', 'header_above', 'table_fields', 'compress_fixed', 'path_fields', 'compress_listing']
 
 # %% ../../nbs/23_compressors_listing.ipynb #5875cfda
 import posixpath
@@ -74,6 +74,28 @@ def ls_fields(line: str) -> list[tuple[str, str]] | None:
     return row_fields(names, [f[n] for n in names])
 
 # %% ../../nbs/23_compressors_listing.ipynb #c35d9054
+_RULE = re.compile(r'[-=+|:_ ]*[-=_][-=+|:_ ]*')
+
+def header_above(block: Sequence[str], table: FixedTable) -> list[str] | None:
+    "Column names (one per span of `table`) read from the line of `block` (str lines) above the first record, rule lines skipped, when its words start exactly at the columns' starts; None when `table` has a header or no such line is there."
+    if table.header is not None or not table.records: return None
+    i = table.records[0] - 1
+    while i >= 0 and _RULE.fullmatch(block[i].rstrip('\r')): i -= 1
+    if i < 0: return None
+    words = list(re.finditer(r'\S+', block[i].rstrip('\r')))
+    if [m.start() for m in words] != [a for a, _ in table.spans]: return None
+    return [m.group() if re.search(r'[A-Za-z]', m.group()) else f'c{k + 1}' for k, m in enumerate(words)]
+
+# %% ../../nbs/23_compressors_listing.ipynb #2b4b4a04
+def table_fields(block: Sequence[str], table: FixedTable):
+    "The summary-field function (record line -> `row_fields` pairs) for the records of `table` in `block` (str lines): `ls_fields`, names from `header_above`, or `record_fields`."
+    recs = [block[i].rstrip('\r') for i in table.records]
+    if all(ls_fields(r) is not None for r in recs): return ls_fields
+    names = header_above(block, table)
+    if names is None: return lambda l: record_fields(table, l.rstrip('\r'))
+    return lambda l: [(n, v) for n, v in row_fields(names, table.cells(l.rstrip('\r'))) if not any(ch.isspace() for ch in n)]
+
+# %% ../../nbs/23_compressors_listing.ipynb #d793ae84
 from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 MIN_RECORDS = HEAD + TAIL + 2
 
@@ -94,8 +116,7 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         rk = record_keep([t.cells(r) for r in recs], recs, query, flags)
         keep, sig = [True] * len(block), [None] * len(block)
         for i, k, f in zip(t.records, rk, flags): keep[i], sig[i] = k, f
-        fields = ls_fields if all(ls_fields(r) is not None for r in recs) else (lambda l: record_fields(t, l.rstrip('\r')))
-        shown, n = elide_runs(block, keep, 'rows', fields, crlf, signals=sig)
+        shown, n = elide_runs(block, keep, 'rows', table_fields(block, t), crlf, signals=sig)
         out += shown; elided += n
     out += lines[pos:]
     if not elided: return None
