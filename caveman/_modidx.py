@@ -815,6 +815,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                'caveman.hooks._bash': ('hooks.html#_bash', 'caveman/hooks.py'),
                                'caveman.hooks._cursor_gateways': ('hooks.html#_cursor_gateways', 'caveman/hooks.py'),
                                'caveman.hooks._exe': ('hooks.html#_exe', 'caveman/hooks.py'),
+                               'caveman.hooks._fit_characters': ('hooks.html#_fit_characters', 'caveman/hooks.py'),
                                'caveman.hooks._gemini_text': ('hooks.html#_gemini_text', 'caveman/hooks.py'),
                                'caveman.hooks._grep': ('hooks.html#_grep', 'caveman/hooks.py'),
                                'caveman.hooks._is_caveman_server': ('hooks.html#_is_caveman_server', 'caveman/hooks.py'),

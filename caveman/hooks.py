@@ -75,6 +75,19 @@ def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', no
     return lossless_view(text)
 
 # %% ../nbs/63_hooks.ipynb #99ca28c2
+_BREAK = re.compile(r'[, ]')
+
+def _fit_characters(view: str, budget: int) -> str:
+    "The first two thirds and last third of `budget` characters of `view`, cut just after a `,` or space within 200 characters where there is one, around a `… N characters of this view elided (caveman) …` line."
+    a = budget * 2 // 3
+    m = [x.end() for x in _BREAK.finditer(view, max(0, a - 200), a)]
+    a = m[-1] if m else a
+    b = len(view) - (budget - a)
+    m = _BREAK.search(view, b, min(len(view), b + 200))
+    b = m.end() if m else b
+    return view[:a] + f'\n… {b - a} characters of this view elided (caveman): they are in the original …\n' + view[b:]
+
+# %% ../nbs/63_hooks.ipynb #a3303c7f
 def fit_view(view: str, limit: int) -> str:
     "`view` (characters) if it fits in `limit`, else its head and tail lines around one `… N lines of this view elided (caveman) …` marker, within `limit`."
     if len(view) <= limit: return view
@@ -88,6 +101,7 @@ def fit_view(view: str, limit: int) -> str:
         if used + len(l) > budget: break
         tail.append(l); used += len(l)
     tail.reverse()
+    if 2 * used < budget: return _fit_characters(view, budget)     # a few long lines (minified JSON): whole lines would show almost nothing
     gap = len(lines) - len(head) - len(tail)
     return ''.join(head) + f'… {gap} {"line" if gap == 1 else "lines"} of this view elided (caveman): they are in the original …\n' + ''.join(tail)
 
