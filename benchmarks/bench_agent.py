@@ -171,6 +171,9 @@ def run() -> str:
     fixed, fixed_cave, n = bare['requests'][0], cave['requests'][0], len(bare['requests'])
     floor = (tb - fixed_cave * n) / tb     # the saving if every tool result cost nothing: the fixed prompt bounds it
     rb, rc = sum(count_tokens(t) for t in bare['results'].values()), sum(count_tokens(t) for t in cave['results'].values())
+    resent = lambda s: sum(count_tokens(result_text(b)) for r in s['bodies'] for b in tool_results(r))   # every result, as often as it is sent
+    wc = resent(cave)
+    need = 0.6 * tb - (tc - wc)          # what all tool results, counted each time they are sent, may cost for 40% fewer in total
     return '\n'.join([
         '## agent: a ten-call session through the real Claude Code binary',
         '',
@@ -186,7 +189,9 @@ def run() -> str:
         f'output, is {fixed:,} tokens of system prompt and tool definitions ({fixed_cave:,} with caveman_retrieve), sent again in '
         f'every one of the {n} requests: {fixed * n:,} of the {tb:,} the bare session sends ({fixed * n / tb:.0%}) are fixed. So even a '
         f'hook that turned every tool result into nothing would save at most {floor:.1%} here; the tool results are what caveman can '
-        'change.',
+        f'change. Counted every time they are sent, caveman\'s tool results cost {wc:,} tokens of its {tc:,}; for 40% fewer in total they '
+        f'would have to cost at most {max(0, need):,.0f} ({1 - max(0, need) / wc:.0%} less than now)' +
+        (', with every other byte of every request unchanged.' if need > 0 else ': out of reach even with empty tool results.'),
         '',
         f'Prompt-cache stability (every earlier tool_result byte-identical in every later request): bare {"yes" if bare["stable"] else "NO"}, '
         f'caveman {"yes" if cave["stable"] else "NO"}. Retention probes visible: bare {kept_bare}/{total_probes}, with caveman {kept}/{total_probes} '
