@@ -7,11 +7,11 @@ __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_K
            'MAX_NAME_BYTES', 'MAX_VALUE_BYTES', 'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES',
            'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED',
            'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'Safety', 'plural', 'elision_marker', 'is_caveman_view',
-           'dropped_runs', 'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'guard_or',
-           'summary_string', 'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time',
-           'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text', 'json_number', 'json_literal',
-           'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs',
-           'query_fill', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line']
+           'dropped_runs', 'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant',
+           'keep_non_redundant_or_fallback', 'summary_string', 'summary_key', 'literal_text', 'signal_section',
+           'credential_name', 'iso_time', 'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text',
+           'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding',
+           'contract_line', 'elide_runs', 'query_fill', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -245,8 +245,8 @@ def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dic
     return keep
 
 # %% ../../nbs/10_compressors_base.ipynb #e7d56b19
-def guard_or(units: Sequence[str], keep: Sequence[bool], fallback: Callable[[list[bool]], list[bool]],
-             most: bool = True) -> list[bool]:
+def keep_non_redundant_or_fallback(units: Sequence[str], keep: Sequence[bool], fallback: Callable[[list[bool]], list[bool]],
+                                   most: bool = True) -> list[bool]:
     "Keep flags from `keep_non_redundant(units, keep)`, or `fallback(list(keep))` when the guard found no redundancy: it promoted 128 units (its cap) or, with `most`, at least half of those it looked at."
     guarded = keep_non_redundant(units, keep)
     promoted, looked = sum(guarded) - sum(keep), len(keep) - sum(keep)
