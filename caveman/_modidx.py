@@ -690,6 +690,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect._yaml_extents': ('detect.html#_yaml_extents', 'caveman/detect.py'),
                                 'caveman.detect._yaml_shaped': ('detect.html#_yaml_shaped', 'caveman/detect.py'),
                                 'caveman.detect.classify_config': ('detect.html#classify_config', 'caveman/detect.py'),
+                                'caveman.detect.config_kind': ('detect.html#config_kind', 'caveman/detect.py'),
                                 'caveman.detect.config_parses': ('detect.html#config_parses', 'caveman/detect.py'),
                                 'caveman.detect.detect': ('detect.html#detect', 'caveman/detect.py'),
                                 'caveman.detect.fixed_blocks': ('detect.html#fixed_blocks', 'caveman/detect.py'),

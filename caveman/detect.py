@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
-           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'RULES', 'FileWrapper',
-           'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table',
-           'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table',
-           'fixed_blocks', 'path_lines', 'detect']
+           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'RULES',
+           'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table',
+           'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable',
+           'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -830,12 +830,25 @@ def _is_search_result(body: bytes) -> bool:
     return (len(hits) + context) * 3 >= lines
 
 # %% ../nbs/03_detect.ipynb #2c35db82
+MEMO_MIN_BYTES = 64 * 1024
+_LAST_KIND: dict = {}
+
+def config_kind(data: bytes) -> str | None:
+    "`classify_config(data)` ('yaml', 'toml', 'ini' or None), remembered for the last payload (bytes) of >= 64 KiB by its length and hash."
+    if len(data) < MEMO_MIN_BYTES or not isinstance(data, bytes): return classify_config(data)
+    key = (len(data), hash(data))
+    if key not in _LAST_KIND:
+        kind = classify_config(data)
+        _LAST_KIND.clear(); _LAST_KIND[key] = kind
+    return _LAST_KIND[key]
+
+# %% ../nbs/03_detect.ipynb #acf4cf92
 MIN_CONFIG_LINES, MIN_SECTIONED_LINES = 12, 6
 
 def _is_config(body: bytes) -> bool:
     n = body.count(b'\n') + 1
-    if n >= MIN_CONFIG_LINES: return classify_config(body) is not None
-    return n >= MIN_SECTIONED_LINES and classify_config(body) in ('ini', 'toml')
+    if n >= MIN_CONFIG_LINES: return config_kind(body) is not None
+    return n >= MIN_SECTIONED_LINES and config_kind(body) in ('ini', 'toml')
 
 # %% ../nbs/03_detect.ipynb #3f43122e
 _KEYWORDS = re.compile(rb'\b(?:func|package|import|def|class|function|return|const|let|var|public|private|protected'
