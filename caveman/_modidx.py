@@ -605,6 +605,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                            'caveman/compressors/text.py'),
                                           'caveman.compressors.text.must_keep': ( 'compressors_text.html#must_keep',
                                                                                   'caveman/compressors/text.py'),
+                                          'caveman.compressors.text.section_signals': ( 'compressors_text.html#section_signals',
+                                                                                        'caveman/compressors/text.py'),
                                           'caveman.compressors.text.sections': ( 'compressors_text.html#sections',
                                                                                  'caveman/compressors/text.py'),
                                           'caveman.compressors.text.table_head': ( 'compressors_text.html#table_head',

@@ -6,7 +6,7 @@
 __all__ = ['FLAG_WORDS', 'MAX_HEADING_BYTES', 'MAX_HEADING_WORDS', 'BOILERPLATE_BYTES', 'MIN_BYTES', 'MIN_SECTIONS', 'HEAD',
            'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'sections', 'is_heading', 'flagged', 'heading_keep', 'is_code',
            'keep_document', 'heading_spans', 'keep_table_headers', 'keep_parents', 'table_head', 'table_spans',
-           'must_keep', 'compress_text']
+           'must_keep', 'section_signals', 'compress_text']
 
 # %% ../../nbs/14_compressors_text.ipynb #3bc0ac96
 import re
@@ -184,6 +184,19 @@ def must_keep(section: str) -> bool:
     return table_head(section) or _RECORD_HEAD.match(section.lstrip()) is not None or _NORMATIVE.search(section) is not None
 
 # %% ../../nbs/14_compressors_text.ipynb #ed255c92
+from ..signals import PROSE, signal_flags
+
+def section_signals(secs: Sequence[str]) -> list[list[str]]:
+    "For each section (str), its lines that carry a signal (`caveman.signals`, prose profile), each section read on its own; one whole-text pass finds the sections worth reading."
+    lines = [s.split('\n') for s in secs]
+    flat = signal_flags([l for ls in lines for l in ls], PROSE)
+    out, pos = [], 0
+    for ls in lines:
+        hit = any(flat[pos:pos + len(ls)]); pos += len(ls)
+        out.append([l for l, f in zip(ls, signal_flags(ls, PROSE)) if f] if hit else [])
+    return out
+
+# %% ../../nbs/14_compressors_text.ipynb #eba26598
 from .base import Compressor, elision_marker, dropped_runs, query_fill, is_caveman_view
 
 MIN_BYTES, MIN_SECTIONS, HEAD, TAIL, QUERY_LIMIT = 1600, 7, 2, 2, 12
@@ -222,7 +235,7 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     n = len(spans)
     if n < MIN_SECTIONS: return None
     secs = [text[a:b] for a, b in spans]
-    sig = [[l for l, f in zip(ls, signal_flags(ls, PROSE)) if f] for ls in (s.split('\n') for s in secs)]
+    sig = section_signals(secs)
     forced = forced_signals([l[0] if l else '' for l in sig], sig)
     keep = [k or _HTML_BLOCK in s or f or must_keep(s) for k, s, f in zip(heading_keep(secs), secs, forced)]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
