@@ -136,6 +136,7 @@ def comment_lines(lines: Sequence[str], kind: str, inside: set[int] = frozenset(
     if kind == 'ini': return [l[:1] in ('#', ';') for l in lines]
     return [i not in inside and is_comment(l) for i, l in enumerate(lines)]
 
+# %% ../../nbs/16_compressors_config.ipynb #628c4ab2
 def document_titles(lines: Sequence[str], comment: Sequence[bool]) -> list[bool]:
     "For each line, whether it is the title of a YAML document: the first non-blank line after a `---` marker, when it is a comment."
     out = [False] * len(lines)
@@ -314,6 +315,7 @@ def scalar_groups(inside: set[int]) -> list[tuple[int, int]]:
         else: out.append((i - 1, i + 1))
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #c97e5291
 def toml_groups(lines: Sequence[str]) -> list[tuple[int, int]]:
     "Half-open line ranges `[start, end)` of the TOML statements in `lines` that span several lines: an array or inline table still open at a line's end, or a multi-line string."
     out, start, depth, quote = [], None, 0, None
@@ -340,6 +342,7 @@ def toml_groups(lines: Sequence[str]) -> list[tuple[int, int]]:
         start = None
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #ff49c176
 def ini_groups(lines: Sequence[str]) -> list[tuple[int, int]]:
     "Half-open line ranges `[start, end)` of the INI values in `lines` continued on indented lines: a line at column 0 through its last indented continuation line; blank and comment lines between continuation lines belong to the value, as `configparser` reads it."
     out, i = [], 0
@@ -395,8 +398,10 @@ def _still_parses(kind: str, original: str, output: str) -> bool:
     if kind == 'yaml': return config_parses(kind, output)
     return config_parses(kind, output) is not False or config_parses(kind, original) is False   # None: no parser to ask
 
+# %% ../../nbs/16_compressors_config.ipynb #dff51a46
 def _lead(line: str) -> str: return line[:len(line) - len(line.lstrip(' \t'))]
 
+# %% ../../nbs/16_compressors_config.ipynb #0a1311cf
 def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], yml: bool, replaced: dict, cr: str, entries: Sequence = ()) -> list[str]:
     "Output lines: `replaced` (start -> (end, marker)) first, then each dropped run (cut on the boundaries of `entries`, `aligned_runs`) as one comment-lines or config-lines marker, or as it was when not worth a marker."
     out, i, runs = [], 0, dict(aligned_runs(dropped_runs(keep), entries))
@@ -424,6 +429,7 @@ def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], y
         i = b
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #fb10eba2
 def compress_config(body: bytes, query: str = '') -> bytes | None:
     "Elide lines of a YAML/TOML/INI file (UTF-8, >= 14 lines): redundant configuration lines, comment runs, repeated YAML entries and long block-scalar middles, each run behind one `# … N … elided (caveman) …` comment line; head, tail, flagged lines, top-level keys and their parents stay; None when declined or when the output would not parse (reference §3.9)."
     if is_caveman_view(body): return None

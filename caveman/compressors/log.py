@@ -32,6 +32,7 @@ def must_keep_lines(lines: Sequence[str]) -> list[bool]:
         if not keep[n] and l[:1] in ' \t\r\f\v-' and l and _FRAME.match(l): keep[n] = True
     return keep
 
+# %% ../../nbs/12_compressors_log.ipynb #45f3454a
 def _must_keep_block(lines: Sequence[str], a: int, z: int, keep: list[bool]) -> None:
     "Set `keep` for the word, `.go:` and `caused by` rules over `lines[a:z]`, one lower-cased text for the block."
     lows = [l.lower() for l in lines[a:z]]
@@ -53,6 +54,7 @@ def _must_keep_block(lines: Sequence[str], a: int, z: int, keep: list[bool]) -> 
     scan('.go:', lambda i, n: _GO_LINE.search(lines[n]) is not None)       # case-sensitive, on the line itself
     scan('caused by', lambda i, n: True)
 
+# %% ../../nbs/12_compressors_log.ipynb #0ad544d8
 def must_keep(line: str) -> bool:
     "True for a log line that is always kept (see `must_keep_lines`)."
     return must_keep_lines([line])[0]

@@ -19,6 +19,7 @@ def _closes(line: str, fence: str, indent: int = 0) -> bool:
     body = s.lstrip(' ')
     return len(s) - len(body) <= indent + 3 and len(body) >= len(fence) and body == fence[0] * len(body)
 
+# %% ../../nbs/14_compressors_text.ipynb #0766b3b6
 def sections(text: str) -> list[tuple[int, int]]:
     "Character spans `(start, end)` of the sections of `text`: paragraphs (or lines, when no line is blank), each fenced code block whole; trailing white space is outside a span (reference §3.6)."
     paragraphs = '\n\n' in text or '\r\n\r\n' in text or re.search(r'\n[ \t\r]*\n', text) is not None
@@ -56,6 +57,7 @@ def is_heading(section: str) -> bool:
     if s.startswith('#'): return True
     return len(s.encode('utf-8', 'surrogatepass')) <= MAX_HEADING_BYTES and 1 <= len(s.split()) <= MAX_HEADING_WORDS and not any(c in s for c in '.!?')
 
+# %% ../../nbs/14_compressors_text.ipynb #61ff8b4f
 def flagged(section: str) -> bool:
     "True when a section holds one of the flag words (NOTE, WARNING, DECISION, … any case; reference §3.6)."
     return _FLAGGED.search(section) is not None
@@ -70,6 +72,7 @@ def _boilerplate(s: str, seen: set) -> bool:
     "A section seen before and longer than a marker line (48 bytes): keeping it again costs more than eliding it."
     return s in seen and len(s.encode('utf-8', 'surrogatepass')) > BOILERPLATE_BYTES
 
+# %% ../../nbs/14_compressors_text.ipynb #0904ffa2
 def heading_keep(secs: Sequence[str]) -> list[bool]:
     "For each section, whether the heading or flag rule keeps it: every `#` heading and flagged section; a heading by shape unless it is repeated boilerplate (`_boilerplate`)."
     keep, seen = [], set()
@@ -78,10 +81,12 @@ def heading_keep(secs: Sequence[str]) -> list[bool]:
         seen.add(s)
     return keep
 
+# %% ../../nbs/14_compressors_text.ipynb #a01fe696
 def is_code(section: str) -> bool:
     "True for a fenced code block section (it opens with a ``` or ~~~ fence)."
     return _FENCE_OPEN.match(section) is not None
 
+# %% ../../nbs/14_compressors_text.ipynb #177ae7aa
 def keep_document(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     "Keep flags after the redundancy guard over sections, or — when it finds no redundancy (>= 128 promotions, or most of the sections it looked at) — `keep` plus every fenced code block and the first section after each heading."
     def outline(keep: list[bool]) -> list[bool]:
@@ -112,6 +117,7 @@ def _underlined(text: str, a: int, b: int) -> int | None:
     if first.lstrip()[:1] in '-*+|' or not text[nl2 + 1:b].strip(): return None
     return nl + 1 + len(under.rstrip())
 
+# %% ../../nbs/14_compressors_text.ipynb #a6cebbe3
 def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     "`spans` (character spans of `sections`) with each section that opens with a heading line over deeper-indented lines, or with an underlined heading, split into the heading and the rest."
     out = []
@@ -148,6 +154,7 @@ def _indent(section: str) -> int:
     first = section.split('\n', 1)[0].expandtabs(8)
     return len(first) - len(first.lstrip(' '))
 
+# %% ../../nbs/14_compressors_text.ipynb #5b75cec1
 def keep_parents(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     "Keep flags with, for every kept section, each enclosing section (the nearest one above it that is less indented, and so on up to the margin)."
     keep, parent, stack = list(keep), [], []
@@ -169,6 +176,7 @@ def table_head(section: str) -> bool:
     lines = section.split('\n')
     return len(lines) == 2 and '|' in lines[0] and _TABLE_SEP.fullmatch(lines[1].rstrip('\r')) is not None
 
+# %% ../../nbs/14_compressors_text.ipynb #2f3c48eb
 def table_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     "`spans` with each section that is a Markdown table of header, separator and rows split into the header with its separator, and the rows."
     out = []
@@ -179,6 +187,7 @@ def table_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, 
         out.append((a, b))
     return out
 
+# %% ../../nbs/14_compressors_text.ipynb #04c9b024
 def must_keep(section: str) -> bool:
     "True for a table's header, a record header (`commit <sha>`) or a section that states a prohibition, deprecation or danger."
     return table_head(section) or _RECORD_HEAD.match(section.lstrip()) is not None or _NORMATIVE.search(section) is not None
@@ -222,6 +231,7 @@ def _strip_html_blocks(text: str) -> tuple[str, int]:
         kept.append(text[pos:a]); pos, removed = b + 3, removed + 1
     return ''.join(kept) + text[pos:], removed
 
+# %% ../../nbs/14_compressors_text.ipynb #3999106a
 from ..signals import PROSE, signal_flags, forced_signals
 from .base import signal_section
 
