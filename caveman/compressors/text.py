@@ -212,16 +212,18 @@ MIN_BYTES, MIN_SECTIONS, HEAD, TAIL, QUERY_LIMIT = 1600, 7, 2, 2, 12
 _HTML_BLOCK = elision_marker(1, 'sections')          # what a script/style/svg block becomes; always kept
 _HTML_DOC = re.compile(r'\s*<(?:!doctype html|html)', re.I)
 _HTML_OPEN = re.compile(r'<(script|style|svg)\b[^<>]*>', re.I)
+_BODY_TAG = re.compile('<body', re.I | re.A)
+_CLOSE_TAG = {t: re.compile('</' + t, re.I | re.A) for t in ('script', 'style', 'svg')}
 
 def _strip_html_blocks(text: str) -> tuple[str, int]:
-    "`text` with each script/style/svg block replaced by a one-section marker and comments deleted, when it looks like an HTML document; and how many things were removed. Linear: each closing tag is searched once forward, and a tag never closed is not searched again."
-    if not (_HTML_DOC.match(text) or '<body' in text.lower()): return text, 0
-    low, out, pos, removed, unclosed = text.lower(), [], 0, 0, set()
+    "`text` with each script/style/svg block replaced by a one-section marker and comments deleted, when it looks like an HTML document; and how many things were removed. Linear: each closing tag is searched once forward, and a tag never closed is not searched again; tags are found case-blind without a lower-cased copy of the text (a text of 16 MB in two-byte characters: 32 MB saved)."
+    if not (_HTML_DOC.match(text) or _BODY_TAG.search(text)): return text, 0
+    out, pos, removed, unclosed = [], 0, 0, set()
     for m in _HTML_OPEN.finditer(text):
         tag = m.group(1).lower()
         if m.start() < pos or tag in unclosed: continue
-        close = low.find('</' + tag, m.end())
-        gt = low.find('>', close) if close >= 0 else -1
+        close = c.start() if (c := (_CLOSE_TAG.get(tag) or re.compile('</' + re.escape(tag), re.I | re.A)).search(text, m.end())) else -1
+        gt = text.find('>', close) if close >= 0 else -1
         if gt < 0: unclosed.add(tag); continue
         out += [text[pos:m.start()], _HTML_BLOCK]
         pos, removed = gt + 1, removed + 1
