@@ -65,7 +65,10 @@ def line_signal(line: str, profile: str = OUTPUT) -> str | None:
     "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, tried in that order) under a profile, or None."
     low = line.lower()
     for cls, lits, rx in _BY_PROFILE[profile]:
-        if any(l in low for l in lits) and rx.search(line): return cls
+        for l in lits:                        # a plain loop: `any(...)` built a generator per class per line
+            if l in low:
+                if rx.search(line): return cls
+                break
     return None
 
 # %% ../nbs/05_signals.ipynb #a08fdf0b

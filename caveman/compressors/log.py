@@ -69,7 +69,7 @@ def template_runs(lines: Sequence[str]) -> list[tuple[int, int, str]]:
     def fields(k):
         f = memo.get(k)
         if f is None:
-            f = tuple(_DIGIT_RUN.sub('#', x) for x in lines[k].split())
+            f = tuple(_DIGIT_RUN.sub('#', lines[k]).split())          # masked once per line: a digit run never holds white space
             if k < i + MIN_TEMPLATE_RUN: memo[k] = f                   # a long run is never looked at again: not kept
         return f
     runs, i, n, lo = [], 0, len(lines), 0
