@@ -447,6 +447,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                     'caveman/compressors/json.py'),
                                           'caveman.compressors.json._compress': ( 'compressors_json.html#_compress',
                                                                                   'caveman/compressors/json.py'),
+                                          'caveman.compressors.json._failure_block': ( 'compressors_json.html#_failure_block',
+                                                                                       'caveman/compressors/json.py'),
                                           'caveman.compressors.json._flat': ('compressors_json.html#_flat', 'caveman/compressors/json.py'),
                                           'caveman.compressors.json._holds_verbatim': ( 'compressors_json.html#_holds_verbatim',
                                                                                         'caveman/compressors/json.py'),

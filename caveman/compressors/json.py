@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP', 'MARKER_OVERHEAD', 'PRESERVE_KEYS',
-           'FORCE_WORDS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE', 'MIN_SAVED', 'STRING_MARKER',
-           'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values', 'has_failure_value', 'present_stems',
-           'outliers', 'change_points', 'numeric_leaves', 'string_marker', 'failure_word_starts', 'is_view_string',
-           'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
+           'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE', 'MIN_SAVED',
+           'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values', 'has_failure_value',
+           'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker', 'failure_word_starts',
+           'is_view_string', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -41,21 +41,34 @@ def _starts_word(low: str, i: int) -> bool:
     return (_ESCAPE_BEFORE.fullmatch(low, i - 2, i) or _ESCAPE_BEFORE.fullmatch(low, max(0, i - 6), i)) is not None
 
 # %% ../../nbs/11_compressors_json.ipynb #b6c96be7
-def failure_values(texts: Sequence[str], stems: Sequence[str] = _STEMS) -> list[bool]:
-    "Per canonical JSON text: does a string value (not a key) hold a failure word such as `error` or `timeout`? `stems` may omit stems known absent (reference §3.4, SPEC §14.8)."
-    if not stems: return [False] * len(texts)
-    lows = [t.lower() for t in texts]
+FAILURE_BLOCK_CHARS = 1 << 20
+
+def _failure_block(texts: Sequence[str], a: int, z: int, stems: Sequence[str], hit: list[bool]) -> None:
+    "Set `hit[e]` for each text `texts[e]`, `a <= e < z`, holding a failure word in a string value (see `failure_values`)."
+    lows = [t.lower() for t in texts[a:z]]
     starts, pos = [], 0
     for t in lows: starts.append(pos); pos += len(t) + 1
-    low, hit = '\x00'.join(lows), [False] * len(texts)         # NUL never occurs raw in canonical JSON
+    low = '\x00'.join(lows)                                     # NUL never occurs raw in canonical JSON
+    del lows
     starts.append(pos)
     for stem in stems:
         i = low.find(stem)
         while i >= 0:
             e = bisect_right(starts, i) - 1
-            if not hit[e] and _starts_word(low, i) and _WORD_IN_VALUE.match(low, i, starts[e + 1] - 1):
-                hit[e] = True
-            i = low.find(stem, starts[e + 1] if hit[e] else i + 1)
+            if not hit[a + e] and _starts_word(low, i) and _WORD_IN_VALUE.match(low, i, starts[e + 1] - 1):
+                hit[a + e] = True
+            i = low.find(stem, starts[e + 1] if hit[a + e] else i + 1)
+
+# %% ../../nbs/11_compressors_json.ipynb #28e12ae9
+def failure_values(texts: Sequence[str], stems: Sequence[str] = _STEMS) -> list[bool]:
+    "Per canonical JSON text: does a string value (not a key) hold a failure word such as `error` or `timeout`? `stems` may omit stems known absent (reference §3.4, SPEC §14.8). Read in blocks of about `FAILURE_BLOCK_CHARS` characters."
+    hit, a = [False] * len(texts), 0
+    if not stems: return hit
+    while a < len(texts):
+        z, size = a + 1, len(texts[a])
+        while z < len(texts) and size + len(texts[z]) < FAILURE_BLOCK_CHARS: size += len(texts[z]) + 1; z += 1
+        _failure_block(texts, a, z, stems, hit)
+        a = z
     return hit
 
 # %% ../../nbs/11_compressors_json.ipynb #2925c4d9
