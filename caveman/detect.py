@@ -432,7 +432,7 @@ class _LineCounts:
     def __getitem__(self, name: str) -> int:
         if name not in self.seen:
             p = _CONFIG_LINES[name]
-            if name not in self.totals: self.totals[name] = len(p.findall(self.framed))
+            if name not in self.totals: self.totals[name] = sum(1 for _ in p.finditer(self.framed))   # no list of every line
             self.seen[name] = self.totals[name] - sum(len(p.findall(self.framed[a:b] + b'\n')) for a, b in self.spans)
         return self.seen[name]
     def without(self, spans) -> '_LineCounts':
@@ -485,11 +485,11 @@ _INI_CONTINUATION = re.compile(rb'[ \t]+[^ \t\r\n#;][^\n]*')        # an indente
 
 def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     "'yaml', 'toml' or 'ini' when the line classifier of reference §3.9 accepts `data` (YAML must also parse), else None; `block_scalars=False` is the reference's block-scalar veto. Lines inside a value that spans several lines (a TOML array or `\"\"\"` string, an INI continuation, a wrapped or quoted YAML scalar, a flow collection) count only when the file's own parser accepts it."
-    try: text = data.decode('utf-8')
-    except UnicodeDecodeError: return None
     framed = b'\n' + data + b'\n'
     c = _LineCounts(framed)
-    if c['key'] < 6 and c['section'] < 2: return None
+    if c['key'] < 6 and c['section'] < 2: return None                # before decoding: most texts stop here
+    try: text = data.decode('utf-8')
+    except UnicodeDecodeError: return None
     if c['section'] >= 2 and c['assign'] >= 2:
         if c['assign'] >= 4 and c.prose() == 0 and b'"""' not in data and b"'''" not in data:
             ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
