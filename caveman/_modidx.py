@@ -583,6 +583,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                 'caveman/compressors/text.py'),
                                           'caveman.compressors.text._indent': ( 'compressors_text.html#_indent',
                                                                                 'caveman/compressors/text.py'),
+                                          'caveman.compressors.text._lines': ( 'compressors_text.html#_lines',
+                                                                               'caveman/compressors/text.py'),
                                           'caveman.compressors.text._strip_html_blocks': ( 'compressors_text.html#_strip_html_blocks',
                                                                                            'caveman/compressors/text.py'),
                                           'caveman.compressors.text._underlined': ( 'compressors_text.html#_underlined',

@@ -19,6 +19,14 @@ def _closes(line: str, fence: str, indent: int = 0) -> bool:
     body = s.lstrip(' ')
     return len(s) - len(body) <= indent + 3 and len(body) >= len(fence) and body == fence[0] * len(body)
 
+# %% ../../nbs/14_compressors_text.ipynb #bc2883a2
+def _lines(text: str):
+    "The lines of `text` (str) without their `\\n`, lazily; the same sequence as `text.split('\\n')`."
+    pos = 0
+    while (nl := text.find('\n', pos)) >= 0:
+        yield text[pos:nl]; pos = nl + 1
+    yield text[pos:]
+
 # %% ../../nbs/14_compressors_text.ipynb #0766b3b6
 def sections(text: str) -> list[tuple[int, int]]:
     "Character spans `(start, end)` of the sections of `text`: paragraphs (or lines, when no line is blank), each fenced code block whole; trailing white space is outside a span (reference §3.6)."
@@ -28,7 +36,7 @@ def sections(text: str) -> list[tuple[int, int]]:
         nonlocal start
         if start is not None: spans.append((start, last))
         start = None
-    for line in text.split('\n'):
+    for line in _lines(text):                                # one line at a time: no list of every line
         end, blank = pos + len(line), not line.strip()
         if fence:
             if not blank: last = pos + len(line.rstrip())
