@@ -1293,6 +1293,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.tokens.O200kCounter.__repr__': ('tokens.html#o200kcounter.__repr__', 'caveman/tokens.py'),
                                 'caveman.tokens.O200kCounter._count': ('tokens.html#o200kcounter._count', 'caveman/tokens.py'),
                                 'caveman.tokens.O200kCounter.count': ('tokens.html#o200kcounter.count', 'caveman/tokens.py'),
+                                'caveman.tokens.O200kCounter.count_utf8': ('tokens.html#o200kcounter.count_utf8', 'caveman/tokens.py'),
                                 'caveman.tokens.VocabularyError': ('tokens.html#vocabularyerror', 'caveman/tokens.py'),
                                 'caveman.tokens._read_ranks_cache': ('tokens.html#_read_ranks_cache', 'caveman/tokens.py'),
                                 'caveman.tokens._write_ranks_cache': ('tokens.html#_write_ranks_cache', 'caveman/tokens.py'),
