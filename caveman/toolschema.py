@@ -568,11 +568,13 @@ def reduce_description(text: str, names=(), params: dict | None = None) -> str:
             u['text'] = strip_schema_examples(u['text'], names)
             u['keep'] = bool(regex.search(r'[\p{L}\p{N}]', u['text']))
     units[0]['text'] = strip_schema_examples(units[0]['text'], names)
-    if not units[0]['fact']: units[0]['text'] = cap_lead(units[0]['text'])
+    lead = units[0]['text']
+    if not units[0]['fact']: units[0]['text'] = cap_lead(lead)
+    cut = units[0]['text'] != lead    # a cut lead has lost its sentence end: a line break keeps the next unit its own on a re-read
     out = ''
     for u in units:
         if not u['keep']: continue
-        if out: out += '\n' if u['newline'] else '' if out[-1] in _CJK_STOPS else ' '
+        if out: out += '\n' if u['newline'] or cut and out == units[0]['text'] else '' if out[-1] in _CJK_STOPS else ' '
         out += u['text']
     return out
 

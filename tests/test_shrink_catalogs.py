@@ -154,7 +154,7 @@ UPLOAD_SHORT = ('Stores a file in the archive at the path you give. The path mus
 LIMIT_DESC = ('How many entries to include in a single page of results, counted from the most recent entry backwards. '
               'Values beyond 500 are refused by the server, and so are negative values or zero.')
 # the lead is 103 bytes and states no fact ("to return" would: what a tool returns is a fact, issue 15): cut at its last clause end within 100 bytes (the comma after "results")
-LIMIT_SHORT = ('How many entries to include in a single page of results '
+LIMIT_SHORT = ('How many entries to include in a single page of results\n'   # a line break after a cut lead: the next sentence stays its own
                'Values beyond 500 are refused by the server, and so are negative values or zero.')
 
 
