@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['DEFAULT_INCLUDE', 'MIN_BYTES', 'MAX_CHARS', 'SUBJECT', 'KEYS', 'PolicyError', 'matches', 'Policy', 'apply',
-           'caveman_home', 'policy_path', 'env_overrides', 'load_policy']
+           'caveman_home', 'policy_path', 'env_overrides', 'load_policy', 'lossless_view']
 
 # %% ../nbs/54_policy.ipynb #e88cac5f
 import fnmatch, json, os
@@ -144,3 +144,18 @@ def load_policy(path: str | None = None, env: dict | None = None) -> Policy:
     return env_overrides(apply(Policy(notes=notes), cfg, str(path)), env)
 
 
+
+# %% ../nbs/54_policy.ipynb #224867dc
+import re
+_ANSI = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]')
+
+def lossless_view(text: str) -> str | None:
+    "A shorter text (characters) saying exactly what `text` says to a model — ANSI escapes removed, JSON as TOON — or None."
+    plain = _ANSI.sub('', text) if '\x1b' in text else text
+    best = plain
+    if plain.lstrip()[:1] in ('{', '['):
+        from caveman import toon
+        try: enc = toon.encode(plain)
+        except Exception: enc = None
+        if enc is not None and len(enc) < len(best): best = enc
+    return best if len(best) < len(text) else None

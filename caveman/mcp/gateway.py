@@ -19,7 +19,7 @@ class ConfigError(ValueError):
     "A gateway configuration that cannot be served; the message names the server and what is wrong."
 
 # %% ../../nbs/55_mcp_gateway.ipynb #0ece13ce
-from ..policy import Policy, PolicyError, load_policy, env_overrides, apply as apply_policy
+from ..policy import Policy, PolicyError, load_policy, env_overrides, lossless_view, apply as apply_policy
 
 def _policy(base: Policy, obj, where: str, environ: dict | None = None) -> Policy:
     "`base` refined by a config's `caveman` object `obj`, then the policy variables of `environ` (default `os.environ`) over both: a variable — the off switch above all — wins over any file, as it does for the hook; raises `ConfigError`."
@@ -191,17 +191,22 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
     from caveman.engine import RecoveryStoreError
     content = result.get('content')
     if not isinstance(content, list): return result, []
-    memo, used = {}, []
+    memo, used, changed = {}, [], []
     def view(text: str) -> str | None:
         if text in memo: return memo[text]
         memo[text] = None
-        if len(text.encode('utf-8', 'surrogatepass')) < policy.min_bytes: return None
-        try: r = engine.compress(text.encode('utf-8', 'surrogatepass'))
-        except RecoveryStoreError as e: log.warning('gateway: passing through, %s', e); return None
-        if r.ratio <= 0 or (policy.lossless_only and r.lossless_to_model is not True): return None
-        v = r.output.decode('utf-8', 'surrogatepass')
-        if r.recovery_handle and r.lossless_to_model is not True: v = v.rstrip('\n') + '\n' + handle_line(r.recovery_handle)
-        memo[text] = v; used.append(r)
+        data = text.encode('utf-8', 'surrogatepass')
+        if len(data) < policy.min_bytes: return None
+        try: r = engine.compress(data, external_recovery=policy.lossless_only)    # lossless only: nothing to store
+        except RecoveryStoreError as e: log.warning('gateway: passing through, %s', e); r = None
+        v = None
+        if r is not None and r.ratio > 0 and not r.passed_through and r.output != data:
+            if r.lossless_to_model is True: v = r.output.decode('utf-8', 'surrogatepass')
+            elif not policy.lossless_only and r.recovery_handle:
+                v = r.output.decode('utf-8', 'surrogatepass').rstrip('\n') + '\n' + handle_line(r.recovery_handle)
+        if v is not None: used.append(r)
+        else: v = lossless_view(text)          # as the hook does: escapes stripped, JSON as TOON, when nothing better
+        if v is not None: memo[text] = v; changed.append(text)
         return v
     texts = [b for b in content if isinstance(b, dict) and b.get('type') == 'text' and isinstance(b.get('text'), str)]
     new = dict(result)
@@ -213,7 +218,7 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
             if changed and (output_schema is None or _valid(sc2, output_schema)): new['structuredContent'] = sc2
     new['content'] = [{**b, 'text': v} if isinstance(b, dict) and b.get('type') == 'text' and isinstance(b.get('text'), str)
                       and (v := view(b['text'])) is not None else b for b in content]
-    if not used: return result, []
+    if not changed: return result, []
     return new, used
 
 # %% ../../nbs/55_mcp_gateway.ipynb #ad4edc2c
@@ -270,8 +275,8 @@ class Upstream:
         self.spec, self._loop, self.startup_timeout, self.on_up = spec, loop, startup_timeout, on_up
         self.session, self.tools, self.resources, self.templates, self.prompts = None, [], [], [], []
         self.state, self.reason = 'stopped', ''
-        self._task, self._ready, self._stop = None, None, None
-        self._backoff, self._next_try = 1.0, 0.0
+        self._task, self._ready, self._stop, self._start_task, self._retry = None, None, None, None, None
+        self._backoff, self._next_try, self._closing = 1.0, 0.0, False
 
     @property
     def name(self) -> str: return self.spec.name
@@ -322,6 +327,7 @@ class Upstream:
             ready.set()
 
     async def _start(self):
+        self._start_task = asyncio.current_task()
         self.state, self.reason = 'starting', ''
         self._ready, self._stop = asyncio.Event(), asyncio.Event()
         self._task = asyncio.ensure_future(self._main(self._ready, self._stop))
@@ -333,16 +339,35 @@ class Upstream:
         if self.state == 'up':
             self._backoff = 1.0
             if self.on_up is not None: self.on_up(self)
-        else: self._next_try = time.monotonic() + self._backoff; self._backoff = min(60.0, self._backoff * 2)
+        else:
+            self._next_try = time.monotonic() + self._backoff
+            self._schedule_retry(self._backoff)
+            self._backoff = min(60.0, self._backoff * 2)
 
     def start(self) -> 'concurrent.futures.Future':
         "Start connecting on the gateway's loop; the future is done when the upstream is up or down."
         self.state = 'starting'                 # at once, not when the loop gets to it
         return self._loop.submit(self._start())
 
+    def _schedule_retry(self, delay: float):
+        "Start a down upstream again after `delay` seconds without waiting for a call, so one that failed at start-up joins the catalog once it can (and the gateway sends `list_changed`)."
+        if self._closing: return
+        if self._retry is not None: self._retry.cancel()
+        loop = asyncio.get_running_loop()
+        self._retry = loop.call_later(delay, lambda: loop.create_task(self._again()))
+
+    async def _again(self):
+        self._retry = None
+        if self._closing or self.state != 'down': return    # a call restarted it meanwhile, or the gateway stops
+        if self._task is not None and not self._task.done(): self._task.cancel()
+        await self._start()
+
     async def _ensure(self):
         if self.state == 'up' and self.session is not None: return self.session
-        if self.state != 'starting' and time.monotonic() >= self._next_try:
+        start = self._start_task
+        if self.state == 'starting' and start is not None and not start.done() and start is not asyncio.current_task():
+            await asyncio.shield(start)           # a start in progress (at boot, or a retry): its outcome decides
+        elif self.state != 'starting' and time.monotonic() >= self._next_try:
             if self._task is not None and not self._task.done(): self._task.cancel()
             await self._start()
         if self.state == 'up' and self.session is not None: return self.session
@@ -367,6 +392,8 @@ class Upstream:
         raise UpstreamUnavailable(f'upstream {self.name} is unavailable: {self.reason}') from None
 
     async def _close(self):
+        self._closing = True
+        if self._retry is not None: self._retry.cancel()
         if self._stop is not None: self._stop.set()
         if self._task is not None:
             try: await asyncio.wait_for(asyncio.shield(self._task), 5)
@@ -456,12 +483,18 @@ class Gateway:
         self.tools()
         return self._routes.get(name)
 
+    def owner(self, name: str) -> 'Upstream | None':
+        "The upstream that is not up and whose tools `name` would be among (`<server>__…`, or the only upstream), else None."
+        for u in self.upstreams:
+            if u.state != 'up' and (not self.namespaced or name.startswith(_NAME_BAD.sub('_', u.name) + '__')): return u
+        return None
+
     def call_tool(self, name: str, arguments, engine=None, progress=None, timeout: float | None = None) -> tuple[dict, list]:
         "Forward `tools/call` of exposed tool `name` (`progress(progress, total, message)` receives the upstream's progress); returns (MCP result dict, engine Results used). Raises `KeyError` for an unknown tool, `UpstreamUnavailable`, or the upstream's `MCPError`."
         self.booted()
         route = self.route(name)
-        if route is None and any(u.state == 'starting' for u in self.upstreams):
-            self._settle(None)                  # a tool of an upstream still starting: wait for it (up to its start-up timeout)
+        if route is None and (owner := self.owner(name)) is not None:
+            self._loop.run(owner._ensure(), timeout)   # still starting: wait for it; down: restart it if its backoff allows, else UpstreamUnavailable
             route = self.route(name)
         if route is None: raise KeyError(name)
         up, tool, schema = route
