@@ -49,6 +49,7 @@ def move_behind(servers: dict, cfg: dict | None, entry: dict, environ: dict | No
     host.setdefault(SERVER_NAME, entry)
     return host, cfg, notes
 
+# %% ../nbs/63b_gateway_install.ipynb #d0afe4b6
 def _free_name(name: str, taken) -> str:
     "`<name>-from-gateway`, or with `-2`, `-3`, … when that is `taken` too."
     alt, n = f'{name}-from-gateway', 1
@@ -83,6 +84,7 @@ def _read_config(path: Path) -> dict | None:
     if not isinstance(cfg, dict) or not isinstance(cfg.get('mcpServers'), dict): raise HookError(f'{path} is not a gateway config; nothing was changed')
     return cfg
 
+# %% ../nbs/63b_gateway_install.ipynb #f56823a8
 def _node(doc: dict, key: list, create: bool) -> dict | None:
     "The dict holding the server map at JSON key path `key` inside `doc` (created if `create`), or None."
     node = doc
@@ -93,6 +95,7 @@ def _node(doc: dict, key: list, create: bool) -> dict | None:
         node = node[k]
     return node
 
+# %% ../nbs/63b_gateway_install.ipynb #03b3f5c4
 def plan(install: bool, scope: str = 'user', project: str = '.', home: str | None = None, mcp: bool = True,
          gateway: bool | None = None, cv_home: str | None = None, environ: dict | None = None) -> tuple[list, list[str]]:
     "`([(file, old text, new text or None to remove)], notes)` for install (`gateway`: True moves the scope's servers behind the gateway, False moves them back, None keeps the installed mode) or uninstall (moves them back); raises `HookError` before anything is written."
@@ -131,6 +134,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     if on: notes += permission_notes(hooks._load(hooks.settings_files(scope, project, home)[0]), [n for n in (cfg2 or {}).get('mcpServers', {})])
     return changes, notes
 
+# %% ../nbs/63b_gateway_install.ipynb #07a33638
 def permission_notes(settings: dict, moved: list[str]) -> list[str]:
     "One note per permission rule in Claude Code `settings` that names a tool of a server in `moved` (those rules must now name `mcp__caveman__<server>__…`)."
     perms = settings.get('permissions') if isinstance(settings.get('permissions'), dict) else {}
@@ -143,6 +147,7 @@ def is_gateway_file(p: Path) -> bool:
     "True for a path `gateway_file` gives."
     return p.name == 'caveman-gateway.json' or (p.parent.name == 'gateway' and p.name.startswith('claude-code-') and p.suffix == '.json')
 
+# %% ../nbs/63b_gateway_install.ipynb #cf14c2b7
 def _private_dirs(d: Path) -> None:
     "Create `d` and its missing parents readable by their owner only (0700, as the store's directory): they hold server secrets."
     if d.exists(): return
@@ -160,6 +165,7 @@ def _write_private(p: Path, text: str) -> str:
     os.replace(tmp, p)
     return f'updated {p}' + (f' (backup: {p}.caveman.bak)' if existed else '')
 
+# %% ../nbs/63b_gateway_install.ipynb #ee4c6689
 def apply(changes: list) -> list[str]:
     "Write each planned change (`hooks.apply`; the gateway config readable by its owner only), removing a file whose new text is None after backing it up to `<file>.caveman.bak`; one line per file."
     lines = hooks.apply([c for c in changes if c[2] is not None and not is_gateway_file(c[0])])
@@ -170,6 +176,7 @@ def apply(changes: list) -> list[str]:
             lines.append(f'removed {p} (backup: {p}.caveman.bak)')
     return lines
 
+# %% ../nbs/63b_gateway_install.ipynb #a8684056
 def diff(changes: list) -> str:
     "The planned changes as one unified diff (a removed file as all lines removed)."
     return hooks.diff([(p, old, '' if new is None else new) for p, old, new in changes])

@@ -205,7 +205,7 @@ def test_a_silent_upstream_does_not_hold_the_others_back(world, tmp_path):
     assert t_init < 10                                    # initialize is answered before any upstream is up
     assert any(n.startswith('files__') for n in names) and not any(n.startswith(('silent__', 'gone__')) for n in names)
     assert not echo.is_error
-    assert gone.is_error and json.loads(text(gone))['error'] == 'cave_unknown_tool'
+    assert gone.is_error and json.loads(text(gone))['error'] == 'cave_upstream_unavailable'   # its server's namespace: down, not unknown
 
 
 def test_progress_of_a_long_running_tool_reaches_the_client(world, tmp_path):
@@ -241,6 +241,41 @@ def test_the_short_form_serves_one_upstream_without_namespaces(world, tmp_path):
             return [t.name for t in (await s.list_tools()).tools]
     names = asyncio.run(go())
     assert 'echo' in names and 'caveman_retrieve' in names and not any('__' in n for n in names)
+
+
+def test_the_short_form_server_is_named_upstream_for_the_policy(world, tmp_path):
+    "`caveman-mcp -- node …/server-filesystem ROOT`: a rule naming mcp__upstream__<tool> holds, whatever the command is called."
+    spec = world['servers']['files']
+    path = str(world['root'] / 'pip-inspect.json')
+    env = {**world['env'], 'CAVEMAN_EXCLUDE': 'mcp__upstream__read_text_file'}
+    errlog = open(tmp_path / 'err.log', 'w+')
+    async def go():
+        async with client(server_command() + ['--', spec['command'], *spec['args']], env, errlog) as s:
+            return text(await s.call_tool('read_text_file', {'path': path})), text(await s.call_tool('read_file', {'path': path}))
+    excluded, other = asyncio.run(go())
+    assert excluded == world['log'].decode()                     # the rule named it: untouched
+    assert len(other) < len(excluded) / 2                        # the same bytes through a tool the rule does not name: a view
+
+
+def test_lossless_only_gives_the_hooks_lossless_view(world, tmp_path):
+    "CAVEMAN_LOSSLESS_ONLY=1: a large JSON file read through the gateway comes back as the lossless view the hook makes"
+    " (shorter, no handle, the same JSON value read back by the test's own decoders), not passed through."
+    import toon_format
+    from caveman.hooks import compress_text
+    from caveman.policy import Policy
+    path = str(world['root'] / 'pip-inspect.json')
+    env = {**world['env'], 'CAVEMAN_LOSSLESS_ONLY': '1'}
+    errlog = open(tmp_path / 'err.log', 'w+')
+    async def go():
+        async with client(gateway(world), env, errlog) as s:
+            return text(await s.call_tool('files__read_text_file', {'path': path}))
+    view = asyncio.run(go())
+    original = world['log'].decode()
+    assert len(view) < len(original) and 'caveman_retrieve' not in view and 'ccr_' not in view
+    try: value = json.loads(view)
+    except ValueError: value = toon_format.loads(view)
+    assert value == json.loads(original)
+    assert view == compress_text(original, True, Policy(lossless_only=True))      # one policy, the same view as the hook's
 
 
 def test_inspector_cli_through_the_gateway(world, inspector, tmp_path):

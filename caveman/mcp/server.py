@@ -39,11 +39,13 @@ def _interrupt(thread_id: int, exc: type | None) -> None:
     "Raise `exc` in thread `thread_id` at its next Python instruction; `None` clears one still pending."
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc is not None else None)
 
+# %% ../../nbs/56_mcp_server.ipynb #f75d5421
 def _id_key(rid) -> str | None:
     "A request id as a comparable key (`1` and `\"1\"` differ); None for a notification or a bad id."
     if rid is None or isinstance(rid, bool) or not isinstance(rid, (str, int, float)): return None
     return getattr(rid, 'lexeme', None) or json.dumps(rid)
 
+# %% ../../nbs/56_mcp_server.ipynb #ec4636aa
 class _Request:
     __slots__ = ('thread', 'interruptible', 'cancelled', 'sent', 'done')
     def __init__(self, thread: int): self.thread, self.interruptible, self.cancelled, self.sent, self.done = thread, False, False, False, False
@@ -80,6 +82,7 @@ def _peek(line: bytes) -> tuple:
     method = msg.get('method')
     return (method if isinstance(method, str) else None), _id_key(msg.get('id')), msg.get('params')
 
+# %% ../../nbs/56_mcp_server.ipynb #039a33db
 def _answer(self: Responder, line: bytes) -> bytes | None:
     "The response line (bytes) for one inbound message line, or None (a notification, or a request cancelled before or while it ran); never raises but `Cancelled` is absorbed, not propagated."
     method, key, params = _peek(line)
@@ -113,6 +116,7 @@ def _answer(self: Responder, line: bytes) -> bytes | None:
         with self._lock: self._running.pop(key, None)
     return None if req.cancelled else reply
 
+# %% ../../nbs/56_mcp_server.ipynb #ec51bfc6
 def _cancel_all(self: Responder) -> int:
     "Cancel every request in flight (shutting down); returns how many."
     with self._lock: keys = list(self._running)
@@ -137,14 +141,17 @@ def max_workers() -> int:
     "Worker threads for tool calls from `$CAVEMAN_MCP_WORKERS` (1..64), default 4; raises `SettingError` (a `ValueError`) for anything else."
     return env_int(WORKERS_ENV, DEFAULT_WORKERS, hi=64, what='a number of threads from 1 to 64')
 
+# %% ../../nbs/56_mcp_server.ipynb #b9b4bdf4
 def _is_control(line: bytes) -> bool:
     "A line answered on the reader thread: at most 64 KiB and not a `tools/call`."
     return len(line) <= CONTROL_MAX_BYTES and _peek(line)[0] != 'tools/call'
 
+# %% ../../nbs/56_mcp_server.ipynb #135972b9
 def _too_long(cap: int, line: LineTooLong) -> bytes:
     "The −32600 `cave_payload_too_large` answer to an over-long line, under the id salvaged from its start or end (`null` if none)."
     return _error(oversize_request_id(line.head, line.tail), INVALID_REQUEST, f'cave_payload_too_large: message exceeds {cap} bytes')
 
+# %% ../../nbs/56_mcp_server.ipynb #387e7a01
 def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Responder, cap: int | None = None, workers: int = DEFAULT_WORKERS,
                 writer: LineWriter | None = None, eof_wait: float | None = None) -> None:
     "Answer newline-delimited JSON-RPC from binary `stdin` on binary `out` (through `writer`, made on `out` if not given, which other senders such as notifications may share) until EOF (then waits for the calls in flight: without bound, or `eof_wait` seconds before cancelling them), tool calls on `workers` threads; raises the writer's `OSError` if the client closed `out`, and whatever stops the reader (a signal) after cancelling the work in flight (reference §7.1, SPEC §8)."
@@ -198,6 +205,7 @@ def open_server_store() -> 'ccr.Store | None':
     if store.unavailable: log.warning('recovery store unavailable (%s): compress passes through; retried on every use', store.unavailable)
     return store
 
+# %% ../../nbs/56_mcp_server.ipynb #991c3a46
 def _bad_budget() -> str:
     "The error message of a bad `CAVEMAN_CCR_MAX_BYTES`, or '' (imports the store only when the variable is set)."
     if not os.environ.get('CAVEMAN_CCR_MAX_BYTES', '').strip(): return ''
@@ -205,6 +213,7 @@ def _bad_budget() -> str:
     try: ccr.budget_from_env(); return ''
     except ccr.StoreError as e: return str(e)
 
+# %% ../../nbs/56_mcp_server.ipynb #d0e469c5
 def build_engine() -> 'Engine':
     "The session's `Engine` on the server's store; imports the engine, so the server calls it only when a tool needs it."
     from caveman.engine import Engine
@@ -220,6 +229,7 @@ def _on_signal(signum, frame):
     for s in (signal.SIGTERM, signal.SIGINT): signal.signal(s, signal.SIG_IGN)
     raise _Stop(130 if signum == signal.SIGINT else 0)
 
+# %% ../../nbs/56_mcp_server.ipynb #2bcd7887
 def _close_store(tools: Tools) -> None:
     "Close the session's store if the engine was built (checkpoints the WAL)."
     eng = tools._engine
@@ -229,6 +239,7 @@ def _close_store(tools: Tools) -> None:
         try: store.close()
         except Exception as e: log.warning('closing the recovery store failed: %s', e)
 
+# %% ../../nbs/56_mcp_server.ipynb #b9d13a3c
 def _prepare(tools: Tools):
     "Build the engine before a tool runs, outside the interruptible part; a failure is left for the tool call to report."
     def prepare():
@@ -244,18 +255,22 @@ caveman_toon_decode) over stdio, one JSON-RPC message per line, until stdin clos
 MCP host as a stdio server. With --http HOST:PORT it serves them over Streamable HTTP at
 http://HOST:PORT/mcp instead (loopback unless CAVEMAN_MCP_TOKEN holds a bearer token). With --config
 (a host's {"mcpServers": …} file) or -- COMMAND, it is a gateway in front of those MCP servers: their
-tools shrunk, large results compressed, caveman_retrieve beside them. The recovery store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it; CAVEMAN_MCP_EPHEMERAL=1 keeps it in memory)."""
+tools shrunk, large results compressed, caveman_retrieve beside them (the one server of -- COMMAND is
+named "upstream": policy rules name its tools mcp__upstream__<tool>; at EOF calls in flight get
+CAVEMAN_MCP_EOF_WAIT seconds, default 10). The recovery store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it; CAVEMAN_MCP_EPHEMERAL=1 keeps it in memory)."""
 
 def version_record() -> dict:
     "What `caveman-mcp version --json` prints."
     return {'capabilities': ['mcp_recovery', 'build_stamped_version'], 'schema': 'caveman.mcp.version.v1', 'version': __version__}
 
+# %% ../../nbs/56_mcp_server.ipynb #601eda0c
 def http_bind(argv: list[str]) -> str | None:
     "The HOST:PORT of `--http HOST:PORT` / `--http=HOST:PORT` in `argv`, or None when `argv` asks for something else."
     if len(argv) == 2 and argv[0] == '--http': return argv[1]
     if len(argv) == 1 and argv[0].startswith('--http='): return argv[0][len('--http='):]
     return None
 
+# %% ../../nbs/56_mcp_server.ipynb #4cdcc4ef
 def _serve_http(bind: str, cap: int, result_cap: int) -> int:
     from caveman.mcp.http import TOKEN_ENV, parse_bind, serve_http   # only this command loads the HTTP stack
     try: host, port = parse_bind(bind)
@@ -267,6 +282,7 @@ def _serve_http(bind: str, cap: int, result_cap: int) -> int:
     try: return serve_http(methods, new_tools, host, port, cap, os.environ.get(TOKEN_ENV, '').strip())
     finally: shared.stop_warm_up(30)
 
+# %% ../../nbs/56_mcp_server.ipynb #a29fb4c5
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-mcp`: serve MCP on stdio (no arguments; exit 0 at EOF or SIGTERM, 130 on SIGINT, 1 if the client closed stdout) or Streamable HTTP (`--http HOST:PORT`), print the version record (`version --json`), or exit 2 with usage or with the name of a bad `CAVEMAN_MCP_*` setting."
     argv = sys.argv[1:] if argv is None else list(argv)
