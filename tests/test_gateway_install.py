@@ -3,7 +3,7 @@ console script, on settings files shaped like a real user's: servers move behind
 (same entries, same order, every other key untouched), backups are written, a dry run writes nothing, running a
 command twice changes nothing, and servers the gateway cannot serve stay where they are with a note.
 """
-import json, os, stat, subprocess, sys
+import json, os, re, stat, subprocess, sys
 from pathlib import Path
 
 import pytest
@@ -161,3 +161,12 @@ def test_the_caveman_home_made_by_install_gateway_is_private(env, tmp_path):
     run(env, cwd, 'install', 'claude-code', '--gateway')
     for d in (cv, cv / 'gateway'):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700, (d, oct(d.stat().st_mode))
+
+
+def test_help_lists_every_hook_and_the_options_as_typed(env, tmp_path):
+    "`caveman --help` names `hook cursor`; `caveman install --help` spells the options with dashes, as the command takes them."
+    top = run(env, tmp_path, '--help').stdout
+    assert re.search(r'hook [a-z|-]*cursor', top), top
+    for cmd in ('install', 'uninstall'):
+        text = run(env, tmp_path, cmd, '--help').stdout
+        assert '--dry-run' in text and not re.search(r'--[a-z]+_[a-z]', text), text
