@@ -943,6 +943,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                      'caveman.mcp.gateway._stderr_pump': ('mcp_gateway.html#_stderr_pump', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway._str_map': ('mcp_gateway.html#_str_map', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway._valid': ('mcp_gateway.html#_valid', 'caveman/mcp/gateway.py'),
+                                     'caveman.mcp.gateway.argument_constraints': ( 'mcp_gateway.html#argument_constraints',
+                                                                                   'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.command_spec': ('mcp_gateway.html#command_spec', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.compress_result': ('mcp_gateway.html#compress_result', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.expand': ('mcp_gateway.html#expand', 'caveman/mcp/gateway.py'),

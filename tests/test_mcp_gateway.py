@@ -271,7 +271,7 @@ def test_lossless_only_gives_the_hooks_lossless_view(world, tmp_path):
             return text(await s.call_tool('files__read_text_file', {'path': path}))
     view = asyncio.run(go())
     original = world['log'].decode()
-    assert len(view) < len(original) and 'caveman_retrieve' not in view and 'ccr_' not in view
+    assert len(view) < len(original)                  # no handle line: the view decodes to the whole value (below)
     try: value = json.loads(view)
     except ValueError: value = toon_format.loads(view)
     assert value == json.loads(original)

@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['log', 'SHORT_FORM_NAME', 'RESERVED_NAMES', 'STARTUP_TIMEOUT', 'GATEWAY_TOOLS', 'GATEWAY_INSTRUCTIONS', 'ConfigError',
            'policy_names', 'UpstreamSpec', 'expand', 'shared_policy', 'parse_config', 'load_config', 'command_spec',
-           'upstream_environment', 'exposed_name', 'shrink_tool', 'handle_line', 'compress_result',
-           'UpstreamUnavailable', 'Upstream', 'Gateway', 'LineWriter', 'gateway_dispatch']
+           'upstream_environment', 'exposed_name', 'argument_constraints', 'shrink_tool', 'handle_line',
+           'compress_result', 'UpstreamUnavailable', 'Upstream', 'Gateway', 'LineWriter', 'gateway_dispatch']
 
 # %% ../../nbs/55_mcp_gateway.ipynb #077cc1a5
 import asyncio, concurrent.futures, hashlib, json, logging, os, re, shutil, threading, time
@@ -150,12 +150,30 @@ def exposed_name(server: str, tool: str, namespaced: bool) -> str:
     return _NAME_BAD.sub('_', name)[:117] + '_' + digest
 
 # %% ../../nbs/55_mcp_gateway.ipynb #ec9339a8
+_ANNOTATION_KEYS = {'description', 'title', 'examples', 'example', '$comment', '$schema', 'markdownDescription'}
+_DATA_KEYS = {'enum', 'const', 'default', 'required'}
+_NAME_MAPS = {'properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas'}
+
+def argument_constraints(schema):
+    "A JSON Schema (parsed) without its annotations (descriptions, titles, examples, comments): what decides whether an argument is valid."
+    if isinstance(schema, list): return [argument_constraints(s) for s in schema]
+    if not isinstance(schema, dict): return schema
+    out = {}
+    for k, v in schema.items():
+        if k in _ANNOTATION_KEYS: continue
+        if k in _DATA_KEYS: out[k] = v
+        elif k in _NAME_MAPS and isinstance(v, dict): out[k] = {n: argument_constraints(x) for n, x in v.items()}
+        else: out[k] = argument_constraints(v)
+    return out
+
+# %% ../../nbs/55_mcp_gateway.ipynb #8f739a2e
 def shrink_tool(tool: dict) -> dict:
-    "Upstream `tool` (an MCP tool object) with its definition shrunk by the `toolschema` rules, or unchanged when the selection profile would change or nothing is saved."
+    "Upstream `tool` (an MCP tool object) with its definition shrunk by the `toolschema` rules, or unchanged when the selection profile or the argument constraints would change or nothing is saved."
     from caveman.toolschema import compress_envelope, selection_profile
     try:
         small = compress_envelope(tool)
         if selection_profile([small]) != selection_profile([tool]): return tool
+        if any(argument_constraints(small.get(k)) != argument_constraints(tool.get(k)) for k in ('inputSchema', 'outputSchema')): return tool
         if len(json.dumps(small, ensure_ascii=False)) >= len(json.dumps(tool, ensure_ascii=False)): return tool
         return small
     except Exception:                          # a definition the rules cannot read is served as it is
