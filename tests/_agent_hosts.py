@@ -49,3 +49,35 @@ def codex_binary() -> str:
     exe = pkg / 'vendor' / _TRIPLE / 'bin' / 'codex'
     if not exe.exists(): raise RuntimeError(f'{exe} is missing after npm install {package}@{version}')
     return str(exe)
+
+
+# What the end-to-end tests of every host share (tests/test_claude_code.py, test_hook_gemini_cli.py, test_hook_codex.py).
+import re, sys
+
+HANDLE = re.compile(r'recovery_handle="(ccr_[0-9a-f]{32})"')   # a handle as a view names it
+
+
+def caveman_exe() -> str:
+    "The `caveman` console script of the interpreter running the tests; fails the test when it is not installed."
+    import pytest
+    exe = Path(sys.executable).with_name('caveman')
+    if not exe.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
+    return str(exe)
+
+
+def host_binary_fixture(find):
+    "A module-scoped pytest fixture returning `find()` (a host binary), failing the test with `find`'s `RuntimeError`."
+    import pytest
+    @pytest.fixture(scope='module')
+    def binary() -> str:
+        try: return find()
+        except RuntimeError as e: pytest.fail(str(e))
+    return binary
+
+
+def caveman_cli(*args: str, cwd: Path, env: dict, timeout: int = 120) -> str:
+    "Run `caveman *args` (e.g. `install codex --no-mcp`) in `cwd` with exactly `env`; assert exit 0 and return stdout."
+    r = subprocess.run([caveman_exe(), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                       timeout=timeout, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    return r.stdout

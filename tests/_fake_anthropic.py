@@ -12,8 +12,7 @@ request without `tools` (the host's side calls: titles, summaries, WebFetch's pa
         ...
         api.main_requests()        # the recorded bodies of the main loop, in order
 """
-import itertools, json, threading
-from http.server import BaseHTTPRequestHandler
+import itertools, json
 
 from _fake_api import LoopbackServer
 
@@ -69,42 +68,25 @@ def _sse(blocks: list[dict], model: str) -> bytes:
 
 
 class FakeAnthropic(LoopbackServer):
-    "The fake API server; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
+    "The fake Messages API; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
+    not_found = b'{"type":"error","error":{"type":"not_found_error","message":"no"}}'
+
     def __init__(self, script=(), side=None):
-        self.script, self.side = list(script), side
-        self.requests: list[dict] = []      # every POST body, in arrival order
-        self.paths: list[str] = []
-        self.lock = threading.Lock()
-        fake = self
+        super().__init__(script)
+        self.side = side
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = 'HTTP/1.1'
-            def log_message(self, *a): pass
-            def _send(self, code, body: bytes, ctype='application/json'):
-                self.send_response(code)
-                self.send_header('content-type', ctype)
-                self.send_header('content-length', str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            def do_GET(self): self._send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}')
-            do_HEAD = do_GET
-            def do_POST(self):
-                raw = self.rfile.read(int(self.headers.get('content-length') or 0))
-                try: body = json.loads(raw)
-                except ValueError: body = {}
-                with fake.lock: fake.requests.append(body); fake.paths.append(self.path)
-                if not self.path.startswith('/v1/messages') or 'count_tokens' in self.path:
-                    return self._send(200, json.dumps({'input_tokens': 1}).encode())
-                blocks = fake.answer(body)
-                model = body.get('model', 'fake')
-                if body.get('stream'):
-                    return self._send(200, _sse(blocks, model), 'text/event-stream')
-                stop = 'tool_use' if any(b['type'] == 'tool_use' for b in blocks) else 'end_turn'
-                msg = {'id': f'msg_{next(_ids):06d}', 'type': 'message', 'role': 'assistant', 'model': model, 'content': blocks,
-                       'stop_reason': stop, 'stop_sequence': None, 'usage': {'input_tokens': 1, 'output_tokens': 1}}
-                self._send(200, json.dumps(msg).encode())
+    def on_post(self, h, body: dict):
+        if not h.path.startswith('/v1/messages') or 'count_tokens' in h.path:
+            return h.send(200, json.dumps({'input_tokens': 1}).encode())
+        blocks = self.answer(body)
+        model = body.get('model', 'fake')
+        if body.get('stream'): return h.send(200, _sse(blocks, model), 'text/event-stream')
+        stop = 'tool_use' if any(b['type'] == 'tool_use' for b in blocks) else 'end_turn'
+        msg = {'id': f'msg_{next(_ids):06d}', 'type': 'message', 'role': 'assistant', 'model': model, 'content': blocks,
+               'stop_reason': stop, 'stop_sequence': None, 'usage': {'input_tokens': 1, 'output_tokens': 1}}
+        h.send(200, json.dumps(msg).encode())
 
-        self.serve_with(Handler, '')
+    def steps_taken(self, body: dict) -> int: return sum(1 for m in body.get('messages', []) if m.get('role') == 'assistant')
 
     def answer(self, body: dict) -> list[dict]:
         "The blocks answering one request: the script step for the main loop, a side answer otherwise."
@@ -115,14 +97,7 @@ class FakeAnthropic(LoopbackServer):
             last = msgs[-1].get('content', '')
             last = last if isinstance(last, str) else ''.join(b.get('text', '') for b in last if isinstance(b, dict))
             return [text(last[-4000:] or 'ok')]
-        step = sum(1 for m in body.get('messages', []) if m.get('role') == 'assistant')
-        if step >= len(self.script): return [text('done')]
-        s = self.script[step]
-        return s(body) if callable(s) else s
-
-    def main_requests(self) -> list[dict]:
-        "The recorded request bodies of the host's main loop (those that carry tools), in order."
-        with self.lock: return [b for b in self.requests if b.get('tools')]
+        return self.scripted(body, [text('done')])
 
     def env(self) -> dict:
         "Environment variables pointing a Claude Code process at this server."

@@ -12,8 +12,7 @@ checks, summaries) gets a short text answer, or `{}` when it asks for JSON. `:co
         ...
         api.main_requests()        # the recorded bodies of the main loop, in order
 """
-import json, threading
-from http.server import BaseHTTPRequestHandler
+import json
 
 from _fake_api import LoopbackServer
 
@@ -43,36 +42,17 @@ def _chunk(parts: list[dict]) -> dict:
 
 
 class FakeGemini(LoopbackServer):
-    "The fake API server; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
-    def __init__(self, script=()):
-        self.script = list(script)
-        self.requests: list[dict] = []      # every POST body, in arrival order
-        self.paths: list[str] = []
-        self.lock = threading.Lock()
-        fake = self
+    "The fake Gemini API; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
+    not_found = b'{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}'
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = 'HTTP/1.1'
-            def log_message(self, *a): pass
-            def _send(self, code, body: bytes, ctype='application/json'):
-                self.send_response(code)
-                self.send_header('content-type', ctype)
-                self.send_header('content-length', str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            def do_GET(self): self._send(404, b'{"error":{"code":404,"message":"not found","status":"NOT_FOUND"}}')
-            def do_POST(self):
-                raw = self.rfile.read(int(self.headers.get('content-length') or 0))
-                try: body = json.loads(raw)
-                except ValueError: body = {}
-                with fake.lock: fake.requests.append(body); fake.paths.append(self.path)
-                if ':countTokens' in self.path: return self._send(200, b'{"totalTokens":1}')
-                parts = fake.answer(body)
-                if ':streamGenerateContent' in self.path:
-                    return self._send(200, f'data: {json.dumps(_chunk(parts))}\r\n\r\n'.encode(), 'text/event-stream')
-                self._send(200, json.dumps(_chunk(parts)).encode())
+    def on_post(self, h, body: dict):
+        if ':countTokens' in h.path: return h.send(200, b'{"totalTokens":1}')
+        parts = self.answer(body)
+        if ':streamGenerateContent' in h.path:
+            return h.send(200, f'data: {json.dumps(_chunk(parts))}\r\n\r\n'.encode(), 'text/event-stream')
+        h.send(200, json.dumps(_chunk(parts)).encode())
 
-        self.serve_with(Handler, '')
+    def steps_taken(self, body: dict) -> int: return sum(1 for c in body.get('contents', []) if c.get('role') == 'model')
 
     def answer(self, body: dict) -> list[dict]:
         "The parts answering one request: the script step for the main loop, a side answer otherwise."
@@ -81,14 +61,7 @@ class FakeGemini(LoopbackServer):
             if cfg.get('responseMimeType') == 'application/json' or cfg.get('responseJsonSchema') or cfg.get('responseSchema'):
                 return [text('{}')]
             return [text('ok')]
-        step = sum(1 for c in body.get('contents', []) if c.get('role') == 'model')
-        if step >= len(self.script): return [text('done')]
-        s = self.script[step]
-        return s(body) if callable(s) else s
-
-    def main_requests(self) -> list[dict]:
-        "The recorded request bodies of the host's main loop (those that carry tools), in order."
-        with self.lock: return [b for b in self.requests if b.get('tools')]
+        return self.scripted(body, [text('done')])
 
     def env(self) -> dict:
         "Environment variables pointing a Gemini CLI process at this server."

@@ -10,8 +10,7 @@ callable `(request_body) -> items`. Past the end of the script it answers "done"
         api.provider_toml()        # the [model_providers.fake] table pointing Codex here
         api.main_requests()        # the recorded bodies of /v1/responses, in order
 """
-import itertools, json, threading
-from http.server import BaseHTTPRequestHandler
+import itertools, json
 
 from _fake_api import LoopbackServer
 
@@ -61,49 +60,23 @@ def _sse(items: list[dict], model: str) -> bytes:
 
 
 class FakeOpenAI(LoopbackServer):
-    "The fake API server; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
-    def __init__(self, script=()):
-        self.script = list(script)
-        self.requests: list[dict] = []
-        self.paths: list[str] = []
-        self.lock = threading.Lock()
-        fake = self
+    "The fake Responses API; a context manager that runs it on a free 127.0.0.1 port in a daemon thread."
+    def __init__(self, script=()): super().__init__(script, '/v1')
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = 'HTTP/1.1'
-            def log_message(self, *a): pass
-            def _send(self, code, body: bytes, ctype='application/json'):
-                self.send_response(code)
-                self.send_header('content-type', ctype)
-                self.send_header('content-length', str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            def do_GET(self):
-                with fake.lock: fake.paths.append('GET ' + self.path)
-                self._send(200, b'{"object":"list","data":[],"models":[]}')
-            def do_POST(self):
-                raw = self.rfile.read(int(self.headers.get('content-length') or 0))
-                try: body = json.loads(raw)
-                except ValueError: body = {}
-                with fake.lock: fake.requests.append(body); fake.paths.append(self.path)
-                if not self.path.rstrip('/').endswith('/responses'): return self._send(404, b'{"error":{"message":"not found"}}')
-                self._send(200, _sse(fake.answer(body), body.get('model', 'fake')), 'text/event-stream')
+    def on_get(self, h): h.send(200, b'{"object":"list","data":[],"models":[]}')
 
-        self.serve_with(Handler, '/v1')
+    def on_post(self, h, body: dict):
+        if not self.is_main(body, h.path): return h.send(404, self.not_found)
+        h.send(200, _sse(self.answer(body), body.get('model', 'fake')), 'text/event-stream')
+
+    def is_main(self, body: dict, path: str) -> bool: return path.rstrip('/').endswith('/responses')
+
+    def steps_taken(self, body: dict) -> int:
+        return sum(1 for it in body.get('input', []) if isinstance(it, dict) and it.get('type') in ('function_call_output', 'custom_tool_call_output'))
 
     def answer(self, body: dict) -> list[dict]:
         "The output items answering one request: the script step for the main loop."
-        step = sum(1 for it in body.get('input', []) if isinstance(it, dict) and it.get('type') in ('function_call_output', 'custom_tool_call_output'))
-        if step >= len(self.script): return [message('done')]
-        s = self.script[step]
-        return s(body) if callable(s) else s
-
-    def main_requests(self) -> list[dict]:
-        "The recorded request bodies of /v1/responses, in order."
-        with self.lock: return [b for b, p in zip(self.requests, self.paths_post()) if p.rstrip('/').endswith('/responses')]
-
-    def paths_post(self) -> list[str]:
-        return [p for p in self.paths if not p.startswith('GET ')]
+        return self.scripted(body, [message('done')])
 
     def provider_toml(self) -> str:
         "config.toml lines selecting a model provider that points at this server."

@@ -16,23 +16,14 @@ import pytest
 from conftest import ROOT
 from _fake_anthropic import FakeAnthropic, tool_use, tool_results, result_text, text
 from _claude_code import claude_binary, host_env, run_claude
+from _agent_hosts import HANDLE, caveman_exe, caveman_cli, host_binary_fixture
 
 pytestmark = pytest.mark.slow
 
-HANDLE = re.compile(r'recovery_handle="(ccr_[0-9a-f]{32})"')
 TOOLS = 'Bash,Read,Grep,Glob,WebFetch,mcp__caveman__caveman_retrieve'
 
 
-@pytest.fixture(scope='module')
-def claude() -> str:
-    try: return claude_binary()
-    except RuntimeError as e: pytest.fail(str(e))
-
-
-def caveman_exe() -> str:
-    exe = Path(sys.executable).with_name('caveman')
-    if not exe.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
-    return str(exe)
+claude = host_binary_fixture(claude_binary)
 
 
 class Session:
@@ -42,9 +33,7 @@ class Session:
         self.project.mkdir(); self.home.mkdir()
         self.env = host_env(self.home, extra_env)
         self.sources = {'user': 'user', 'project': 'project', 'local': 'project,local'}[scope]
-        r = subprocess.run([caveman_exe(), 'install', 'claude-code', '--scope', scope, *install_args],
-                           cwd=self.project, env=self.env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-        assert r.returncode == 0, r.stderr
+        caveman_cli('install', 'claude-code', '--scope', scope, *install_args, cwd=self.project, env=self.env)
 
     def run(self, claude: str, script, tools: str = TOOLS) -> FakeAnthropic:
         with FakeAnthropic(script) as api:

@@ -14,23 +14,13 @@ from pathlib import Path
 import pytest
 
 from _fake_openai import FakeOpenAI, function_call, call_outputs, message
-from _agent_hosts import codex_binary
+from _agent_hosts import HANDLE, caveman_exe, caveman_cli, codex_binary, host_binary_fixture
 
 pytestmark = pytest.mark.slow
 
-HANDLE = re.compile(r'recovery_handle="(ccr_[0-9a-f]{32})"')
 
 
-@pytest.fixture(scope='module')
-def codex() -> str:
-    try: return codex_binary()
-    except RuntimeError as e: pytest.fail(str(e))
-
-
-def caveman_exe() -> str:
-    exe = Path(sys.executable).with_name('caveman')
-    if not exe.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
-    return str(exe)
+codex = host_binary_fixture(codex_binary)
 
 
 class Session:
@@ -49,10 +39,7 @@ class Session:
         self.install(*install_args)
 
     def install(self, *args: str, verb: str = 'install') -> str:
-        r = subprocess.run([caveman_exe(), verb, 'codex', *args], cwd=self.project, env=self.env,
-                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-        assert r.returncode == 0, r.stderr
-        return r.stdout
+        return caveman_cli(verb, 'codex', *args, cwd=self.project, env=self.env)
 
     def run(self, codex: str, script) -> FakeOpenAI:
         with FakeOpenAI(script) as api:

@@ -16,25 +16,15 @@ from pathlib import Path
 import pytest
 
 from _fake_gemini import FakeGemini, function_call, function_responses, text
-from _agent_hosts import gemini_binary
+from _agent_hosts import HANDLE, caveman_exe, caveman_cli, gemini_binary, host_binary_fixture
 
 pytestmark = pytest.mark.slow
 
-HANDLE = re.compile(r'recovery_handle="(ccr_[0-9a-f]{32})"')
 USER_SETTINGS = {'security': {'auth': {'selectedType': 'gemini-api-key'}}, 'general': {'disableAutoUpdate': True}, 'privacy': {'usageStatisticsEnabled': False},
                  'telemetry': {'enabled': False}}
 
 
-@pytest.fixture(scope='module')
-def gemini() -> str:
-    try: return gemini_binary()
-    except RuntimeError as e: pytest.fail(str(e))
-
-
-def caveman_exe() -> str:
-    exe = Path(sys.executable).with_name('caveman')
-    if not exe.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
-    return str(exe)
+gemini = host_binary_fixture(gemini_binary)
 
 
 class Session:
@@ -46,9 +36,7 @@ class Session:
         self.settings.write_text(json.dumps(USER_SETTINGS))
         self.env = {'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(self.home),
                     'CAVEMAN_HOME': str(self.home / 'cv'), 'NO_COLOR': '1', **(extra_env or {})}
-        r = subprocess.run([caveman_exe(), 'install', 'gemini-cli', *install_args], cwd=self.project, env=self.env,
-                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-        assert r.returncode == 0, r.stderr
+        caveman_cli('install', 'gemini-cli', *install_args, cwd=self.project, env=self.env)
 
     def run(self, gemini: str, script) -> FakeGemini:
         with FakeGemini(script) as api:
