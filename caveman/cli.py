@@ -285,7 +285,8 @@ USAGE = """usage: caveman <command> [options]
   store migrate --from sqlite:PATH --to postgresql://…
                                   copy a local store into a shared PostgreSQL store (resumable, hash-verified)
   hook claude-code [--recovery]   PostToolUse hook: the event on stdin, the replacement (or nothing) on stdout
-  hook gemini-cli|codex [--recovery]   the same for Gemini CLI (AfterTool) and Codex (PostToolUse)
+  hook gemini-cli|codex|cursor [--recovery]
+                                  the same for Gemini CLI (AfterTool), Codex (PostToolUse) and Cursor (postToolUse)
   install claude-code [--scope user|project|local] [--dry-run] [--no-mcp] [--gateway | --no-gateway]
   install gemini-cli [--scope user|project] [--dry-run] [--no-mcp]; install codex [--dry-run] [--no-mcp]
                                   merge the hook and caveman-mcp into Claude Code's settings (--gateway:
@@ -298,7 +299,13 @@ caveman <command> --help shows a command's options. Input is capped at 64 MiB.
 --store-url URL before the command (or CAVEMAN_CCR_URL) uses a postgresql:// store instead of the local file.
 """
 
-def _parser(name: str): return raising_usage(anno_parser(COMMANDS[name], prog=f'caveman {name}'), f'caveman {name}')
+def _parser(name: str):
+    p = anno_parser(COMMANDS[name], prog=f'caveman {name}')
+    for a in p._actions:                       # --help shows the options as they are typed (--dry-run); `_dashes` maps them back
+        dashed = [o.replace('_', '-') if o.startswith('--') else o for o in a.option_strings]
+        for o in dashed: p._option_string_actions[o] = a
+        a.option_strings = dashed
+    return raising_usage(p, f'caveman {name}')
 
 def run(argv: list[str], stdin=None) -> tuple[int, bytes, bytes]:
     "Run the `caveman` command line `argv` (without the program name) against binary `stdin`: `(exit status, stdout bytes, stderr bytes)`."
