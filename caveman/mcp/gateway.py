@@ -6,8 +6,8 @@
 __all__ = ['log', 'SHORT_FORM_NAME', 'RESERVED_NAMES', 'STARTUP_TIMEOUT', 'GATEWAY_TOOLS', 'GATEWAY_INSTRUCTIONS', 'ConfigError',
            'UnservableNow', 'policy_names', 'UpstreamSpec', 'expand', 'shared_policy', 'parse_config', 'load_config',
            'command_spec', 'upstream_environment', 'exposed_name', 'argument_constraints', 'shrink_tool', 'handle_line',
-           'compress_result', 'UpstreamUnavailable', 'UpstreamBadResult', 'Upstream', 'Gateway', 'LineWriter',
-           'gateway_instructions', 'gateway_dispatch']
+           'compress_result', 'SecretFilter', 'spec_secrets', 'UpstreamUnavailable', 'UpstreamBadResult', 'Upstream',
+           'Gateway', 'LineWriter', 'gateway_instructions', 'gateway_dispatch']
 
 # %% ../../nbs/55_mcp_gateway.ipynb #077cc1a5
 import asyncio, concurrent.futures, hashlib, json, logging, os, re, shutil, threading, time
@@ -301,8 +301,31 @@ def _import_sdk():
     "Import the SDK client modules on the calling thread, before any upstream task does: concurrent first imports of one package from several threads can deadlock on the import locks."
     import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.shared._httpx_utils, mcp.shared.exceptions, mcp.types, mcp_types  # noqa: F401
     import jsonschema  # noqa: F401
-    for name in ('httpx', 'httpcore'):       # their request lines carry the url, and a ${SECRET} expanded into it
+    for name in ('httpx', 'httpx2', 'httpcore', 'httpcore2'):    # a request line per call: noise on a stdio server's stderr
         logging.getLogger(name).setLevel(logging.WARNING)
+
+# %% ../../nbs/55_mcp_gateway.ipynb #edbecd62
+class SecretFilter(logging.Filter):
+    "A log filter that replaces each of `secrets` (strings of >= 4 characters) in a record's message with `***`."
+    def __init__(self, secrets):
+        super().__init__()
+        self.secrets = sorted({x for x in secrets if isinstance(x, str) and len(x) >= 4}, key=len, reverse=True)
+    def filter(self, record) -> bool:
+        if not self.secrets: return True
+        msg = new = record.getMessage()
+        for x in self.secrets: new = new.replace(x, '***')
+        if new != msg: record.msg, record.args = new, None
+        return True
+
+# %% ../../nbs/55_mcp_gateway.ipynb #5fac953d
+def spec_secrets(spec: UpstreamSpec) -> list[str]:
+    "The strings of `spec` no log may show: its `env` and `headers` values, its url's query, password and their parts."
+    from urllib.parse import urlsplit, parse_qsl
+    out = [v for _, v in spec.env + spec.headers]
+    if spec.url:
+        u = urlsplit(spec.url)
+        out += [u.query, u.password or ''] + [v for _, v in parse_qsl(u.query)]
+    return out
 
 # %% ../../nbs/55_mcp_gateway.ipynb #b7bea811
 RESERVED_NAMES = ('caveman_retrieve', 'caveman_stats')   # the gateway's own tools: no upstream tool may shadow them
@@ -517,6 +540,8 @@ class Gateway:
 
     def start(self, wait: bool = False) -> 'Gateway':
         "Import the SDK and connect every upstream concurrently, on a background thread (so the host's `initialize` is answered at once); with `wait`, return once each is up or down."
+        secrets = SecretFilter([x for u in self.upstreams for x in spec_secrets(u.spec)])
+        for h in logging.getLogger().handlers: h.addFilter(secrets)      # before any upstream can log
         self._deadline = time.monotonic() + self.catalog_wait
         def boot():
             try: _import_sdk()
