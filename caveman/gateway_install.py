@@ -140,7 +140,16 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     else: new = hooks.merge_server(doc, key, plain)
     if json.dumps(doc) != json.dumps(new): changes.append((mcp_file, old, hooks._text(new) if new or old else ''))
     if on: notes += scope_permission_notes(project, home, [n for n in (cfg2 or {}).get('mcpServers', {})])
+    if not install: changes = [_drop_empty(c, hooks.settings_files(scope, project, home)[0]) for c in changes]
     return changes, notes
+
+# %% ../nbs/63b_gateway_install.ipynb #c8f39411
+def _drop_empty(change: tuple, settings_file: Path) -> tuple:
+    "`change` `(file, old, new)`, with new text None (remove the file) when `file` is the hook `settings_file` and its new text is an empty JSON object."
+    p, old, new = change
+    try: empty = p == settings_file and new is not None and json.loads(new or 'null') == {}
+    except ValueError: empty = False
+    return (p, old, None) if empty else change
 
 # %% ../nbs/63b_gateway_install.ipynb #b8b518b1
 def _serveable(cfg: dict, gfile: Path, environ: dict | None = None) -> None:

@@ -235,3 +235,16 @@ def test_one_server_broken_at_run_time_does_not_take_the_others_down(raw, upstre
     assert not ok.is_error and '"timezone": "UTC"' in text(ok)
     assert error_code(token) == 'cave_upstream_unavailable' and 'NOT_SET_4242' in text(token), text(token)
     assert error_code(rel) == 'cave_upstream_unavailable' and 'command not found' in text(rel), text(rel)
+
+
+def test_the_short_form_instructions_do_not_promise_namespaced_tools(raw):
+    "caveman-mcp -- COMMAND lists the upstream's tools under their own names: its instructions say so, not <server>__<tool>."
+    async def go():
+        params = StdioServerParameters(command=server_command()[0], args=server_command()[1:] + ['--', *raw['cmd']], env=raw['env'])
+        async with stdio_client(params, errlog=open(raw['tmp'] / 'err.log', 'w+')) as (r, w):
+            async with ClientSession(r, w) as s:
+                init = await s.initialize()
+                return init.instructions, [t.name for t in (await s.list_tools()).tools]
+    instructions, names = asyncio.run(go())
+    assert 'echo' in names and not any('__' in n for n in names)
+    assert '<server>__<tool>' not in instructions and 'under their own names' in instructions, instructions

@@ -84,3 +84,14 @@ def test_codex_dry_run_fails_as_the_install_does_without_codex(env, tmp_path):
     dry = run(bare, tmp_path, 'install', 'codex', '--dry-run', code=1)
     assert 'codex binary is not on PATH' in real.stdout + real.stderr
     assert 'codex binary is not on PATH' in dry.stdout + dry.stderr
+
+
+def test_a_project_uninstall_leaves_no_empty_settings_file(env, tmp_path):
+    "install --scope project --gateway created .claude/settings.json for the hook; uninstall removes it rather than leaving {}."
+    proj = tmp_path / 'project'
+    (proj / '.mcp.json').write_text(json.dumps({'mcpServers': {'t': {'command': sys.executable, 'args': ['-m', 't']}}}))
+    run(env, proj, 'install', 'claude-code', '--scope', 'project', '--gateway')
+    assert (proj / '.claude' / 'settings.json').exists()
+    run(env, proj, 'uninstall', 'claude-code', '--scope', 'project')
+    assert not (proj / '.claude' / 'settings.json').exists()
+    assert json.loads((proj / '.mcp.json').read_text()) == {'mcpServers': {'t': {'command': sys.executable, 'args': ['-m', 't']}}}
