@@ -19,6 +19,7 @@ log = logging.getLogger('caveman')
 class ConfigError(ValueError):
     "A gateway configuration that cannot be served; the message names the server and what is wrong."
 
+# %% ../../nbs/55_mcp_gateway.ipynb #58566250
 class UnservableNow(ConfigError):
     "A server entry that is well formed but cannot start in this environment (a `${VAR}` unset, a command not found): with other servers beside it the gateway serves those and answers this one's tools `cave_upstream_unavailable` (issue 14, bad input)."
 
@@ -745,5 +746,6 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
                 return gateway.get_prompt(params.get('name'), params.get('arguments'))
             except KeyError as e: raise RpcError(-32602, str(e.args[0]) if e.args else 'not found') from None
             except MCPError as e: raise RpcError(e.error.code, e.error.message, e.error.data) from None
+            except (UpstreamUnavailable, UpstreamBadResult) as e: raise RpcError(-32603, str(e)) from None
         return base(method, params)
     return dispatch
