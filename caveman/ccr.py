@@ -5,16 +5,18 @@
 # %% auto #0
 __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_PAGES', 'SIDECARS', 'TABLES', 'SQL_TYPES',
            'SESSION_INDEX', 'SCHEMA', 'SCHEMA_VERSION', 'COUNT_RETAINED', 'BUSY_TIMEOUT_MS', 'OPERATION_RETRY_SECONDS',
-           'OPEN_BUSY_TIMEOUT_MS', 'STORE_URL_ENV', 'SERVER_SCHEMES', 'READ_NOTE_SECONDS', 'OBJECT_TYPES',
-           'CURRENTNESS', 'LIFECYCLES', 'ORIGINALS_KEYS', 'handle_for', 'StoreError', 'NotFound', 'BudgetExceeded',
-           'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject', 'make_private_dirs', 'default_path',
-           'budget_from_env', 'check_store_dir', 'secure_file', 'prepare_store_path', 'is_busy', 'retry_on_busy',
-           'create_table', 'rfc3339_nano', 'write_transaction', 'schema_version', 'migrate', 'apply_page_caps', 'Store',
-           'resolve_budget', 'open_store', 'is_server_url', 'store_target', 'content_hash_for', 'object_id_for',
-           'TypedObject', 'new_object', 'ratio', 'empty_summary', 'normalize_handle']
+           'OPEN_BUSY_TIMEOUT_MS', 'STORE_URL_ENV', 'SERVER_SCHEMES', 'RecoveryRow', 'READ_NOTE_SECONDS',
+           'OBJECT_TYPES', 'CURRENTNESS', 'LIFECYCLES', 'ORIGINALS_KEYS', 'handle_for', 'StoreError', 'NotFound',
+           'BudgetExceeded', 'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject', 'make_private_dirs',
+           'default_path', 'budget_from_env', 'check_store_dir', 'secure_file', 'prepare_store_path', 'is_busy',
+           'retry_on_busy', 'create_table', 'rfc3339_nano', 'write_transaction', 'schema_version', 'migrate',
+           'apply_page_caps', 'Store', 'resolve_budget', 'open_store', 'is_server_url', 'store_target',
+           'content_hash_for', 'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary',
+           'normalize_handle']
 
 # %% ../nbs/02_ccr.ipynb #7b9fbcb8
 import errno, hashlib, json, logging, os, re, sqlite3, stat, threading, time
+from collections import namedtuple
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fastcore.basics import patch
@@ -114,6 +116,7 @@ _O_PATH = getattr(os, 'O_PATH', 0)
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool: return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
+# %% ../nbs/02_ccr.ipynb #d0226943
 def _make_private(path: str, seen: os.stat_result) -> os.stat_result:
     "chmod 0600 the regular file `path` that `lstat` showed as `seen`, never closing a descriptor that could drop this process's SQLite locks."
     if not _O_PATH:
@@ -129,12 +132,14 @@ def _make_private(path: str, seen: os.stat_result) -> os.stat_result:
         return now
     finally: os.close(fd)
 
+# %% ../nbs/02_ccr.ipynb #4be41d4a
 def _check_writable(path: str, st: os.stat_result, sidecar: bool = False):
     "`ReadOnly` when `st` (of `path`) belongs to another user, or, for the database itself, its owner-write bit is off: such a file is read, never chmod-ed or written (POSIX). SQLite gives sidecars the database's mode, so ours are simply made 0600 again."
     if os.name != 'posix': return
     if st.st_uid != os.geteuid(): raise ReadOnly(f'{path} belongs to uid {st.st_uid}, not to this user (uid {os.geteuid()})')
     if not sidecar and not st.st_mode & stat.S_IWUSR: raise ReadOnly(f'{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o})')
 
+# %% ../nbs/02_ccr.ipynb #14b53420
 def secure_file(path: str, create: bool) -> os.stat_result | None:
     "Make `path` a private regular file: create it exclusively 0600 if absent and `create`; refuse a symlink or non-regular file (`UnsafePath`) and a file of another user or without owner-write (`ReadOnly`); chmod an existing one to 0600 after checking it is the file inspected. Returns its `stat`, or `None` if absent and not `create`."
     try:
@@ -179,6 +184,7 @@ def is_busy(e: BaseException) -> bool:
     code = getattr(e, 'sqlite_errorcode', None)
     return (code is not None and code & 0xff == 5) or 'database is locked' in str(e) or 'SQLITE_BUSY' in str(e)
 
+# %% ../nbs/02_ccr.ipynb #6f4720f7
 def retry_on_busy(fn, max_wait: float = 5.0, attempts: int = 40, clock=time.monotonic, sleep=time.sleep):
     "Return `fn()`, calling it again only after SQLITE_BUSY: at most `attempts` calls within `max_wait` seconds, sleeping 25 ms × attempt number capped by the time left (reference §4.5). `fn` must be idempotent."
     deadline = clock() + max_wait
@@ -217,6 +223,7 @@ def create_table(name: str, dialect: str = 'sqlite') -> str:
 
 SCHEMA = (create_table('recoveries'), create_table('typed_objects'), SESSION_INDEX, create_table('caveman_reads'))
 
+# %% ../nbs/02_ccr.ipynb #26b31787
 def rfc3339_nano(ns: int | None = None) -> str:
     "UTC RFC 3339 timestamp with nine fractional digits (`2026-05-09T07:35:25.123456789Z`) of `ns` nanoseconds since the epoch (default now)."
     s, frac = divmod(time.time_ns() if ns is None else ns, 10**9)
@@ -230,6 +237,7 @@ def _retained_expr(table: str, row: str) -> str:
     if table == 'recoveries': return f'length({row}.original) + COALESCE(length({row}.metadata), 0)'
     return f'length({row}.data) + length({row}.dependencies_json)'
 
+# %% ../nbs/02_ccr.ipynb #4f57f21f
 def _totals_schema() -> list[str]:
     "The `caveman_meta` table and the six triggers that keep `retained_bytes` equal to the retained bytes of every row."
     out = [create_table('caveman_meta')]
@@ -259,8 +267,10 @@ def write_transaction(conn: sqlite3.Connection):
             except sqlite3.Error: pass
         raise
 
+# %% ../nbs/02_ccr.ipynb #f976d2a5
 def _columns(conn, table): return {r[1] for r in conn.execute(f'PRAGMA table_info({table})')}
 
+# %% ../nbs/02_ccr.ipynb #5197614f
 def schema_version(conn: sqlite3.Connection) -> int:
     "The store's schema version: the `schema_version` row of `caveman_meta`, 1 for a store without one, 0 for an empty file."
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -269,6 +279,7 @@ def schema_version(conn: sqlite3.Connection) -> int:
         if row is not None: return int(row[0])
     return 1 if 'recoveries' in names else 0
 
+# %% ../nbs/02_ccr.ipynb #fccb181d
 def migrate(conn: sqlite3.Connection):
     "Bring the store to `SCHEMA_VERSION`: the reference §4.2 tables and index, `recoveries.metadata`, and `caveman_meta` with its triggers and the retained bytes counted once; a no-op without the write lock when nothing is missing."
     def missing():
@@ -306,8 +317,10 @@ def _is_full(e: BaseException) -> bool:
     code = getattr(e, 'sqlite_errorcode', None)
     return (code is not None and code & 0xff == 13) or 'database or disk is full' in str(e)
 
+# %% ../nbs/02_ccr.ipynb #0fe95b15
 def _ident(st: os.stat_result) -> tuple: return (st.st_dev, st.st_ino)
 
+# %% ../nbs/02_ccr.ipynb #4ff544ea
 class Store:
     "A CCR recovery store at `path` on one SQLite connection (WAL, 5 s busy timeout), shared by threads under a lock; make one with `open_store`."
     def __init__(self, path: str | None, max_bytes: int, create_dirs: bool = True, mode: str = 'rw', budget_error: str = ''):
@@ -361,6 +374,7 @@ def _sidecar_idents(path: str) -> dict:
         except OSError: pass
     return out
 
+# %% ../nbs/02_ccr.ipynb #df60fae3
 @patch
 def _drop(self: Store):
     "Close the connection. One to a file that is no longer at the path is closed only if the sidecars at the path are its own (its close checkpoints into the old file and removes them by name) or absent; otherwise it is kept open, so that it cannot delete the sidecars of the file now there."
@@ -375,6 +389,7 @@ def _drop(self: Store):
             except sqlite3.Error: pass
     self._ident, self._sidecars = None, {}
 
+# %% ../nbs/02_ccr.ipynb #593a12c0
 @patch
 def _moved(self: Store) -> bool:
     "True when the store path no longer names the open file (deleted, or replaced by another file)."
@@ -382,6 +397,7 @@ def _moved(self: Store) -> bool:
     try: return _ident(os.stat(self.path)) != self._ident
     except OSError: return True
 
+# %% ../nbs/02_ccr.ipynb #dc55bde6
 @patch
 def _open(self: Store, writable: bool = True):
     "(Re)connect at the path: read-write when `writable`, the mode and the budget allow it; else, in modes `ro` and `auto`, read-only with the reason in `read_only`. Raises `StoreError`."
@@ -403,6 +419,7 @@ def _open(self: Store, writable: bool = True):
     self._sidecars = _sidecar_idents(self.path)
     self.read_only, self.unavailable = refusal or 'opened read-only', ''
 
+# %% ../nbs/02_ccr.ipynb #5b0871f1
 @patch
 def _ensure_open(self: Store, write: bool):
     "Before an operation: reopen if the file moved or never opened; for a write on a read-only store, try to reopen for writing. Raises `StoreError` with the cause."
@@ -430,6 +447,7 @@ def _uri_path(path: str) -> str:
     "Escape the three characters that are special in an SQLite URI filename (`%`, `?`, `#`); no URL library needed (the MCP server imports none)."
     return path.replace('%', '%25').replace('?', '%3f').replace('#', '%23')
 
+# %% ../nbs/02_ccr.ipynb #8034bb41
 def _connect(path: str, mode: str = 'rw') -> sqlite3.Connection:
     if path == ':memory:': target, uri = ':memory:', False
     else: target, uri = 'file:' + _uri_path(path) + f'?mode={mode}', True
@@ -437,6 +455,7 @@ def _connect(path: str, mode: str = 'rw') -> sqlite3.Connection:
     conn.execute(f'PRAGMA busy_timeout={BUSY_TIMEOUT_MS}')
     return conn
 
+# %% ../nbs/02_ccr.ipynb #49149f87
 def _open_rw(path: str | None, max_bytes: int, create_dirs: bool) -> tuple:
     "Connect read-write (creating, migrating, securing): `(connection, canonical path, (st_dev, st_ino) or None)`. Raises `StoreError`, `UnsafePath`, `ReadOnly`."
     if path is None: path = default_path(create=create_dirs)
@@ -460,6 +479,7 @@ def _open_rw(path: str | None, max_bytes: int, create_dirs: bool) -> tuple:
         raise
     return conn, canonical, None if prepared is None else _ident(now)
 
+# %% ../nbs/02_ccr.ipynb #25e10775
 def _open_ro(path: str | None) -> tuple:
     "Connect read-only to an existing store, changing nothing on disk: `(connection, canonical path, (st_dev, st_ino))`. Raises `StoreError`, `UnsafePath`."
     if path is None: path = default_path(create=False)
@@ -478,6 +498,7 @@ def _open_ro(path: str | None) -> tuple:
     except sqlite3.Error as e: raise StoreError(f'open recovery store {canonical} read-only: {e}') from e
     return conn, canonical, _ident(seen)
 
+# %% ../nbs/02_ccr.ipynb #8cb4ad03
 def resolve_budget(max_bytes: int | None, mode: str) -> tuple[int, str]:
     "`(budget in bytes, error)` for a store opened in `mode`: `max_bytes`, else `$CAVEMAN_CCR_MAX_BYTES`; a bad setting raises `StoreError` in mode `rw` and is returned as the error (budget 0, so the store only reads) in `ro`/`auto`; a budget below the minimum raises `StoreError`."
     budget_error = ''
@@ -490,6 +511,7 @@ def resolve_budget(max_bytes: int | None, mode: str) -> tuple[int, str]:
         raise StoreError(f'recovery store budget {max_bytes} bytes is below the minimum {MIN_STORAGE_PAGES * 512}')
     return max_bytes, budget_error
 
+# %% ../nbs/02_ccr.ipynb #641578c4
 def open_store(path: str | None = None, *, max_bytes: int | None = None, create_dirs: bool = True, mode: str = 'rw') -> Store:
     "Open the recovery store at `path` (`None`: `default_path()`; `':memory:'`: ephemeral) with a budget of `max_bytes` bytes (default `budget_from_env()`); `mode` `rw` (create, raise if not writable), `ro` (read only) or `auto` (rw, else ro, else retry on use); reference §4.4–4.5. Raises `StoreError` / `UnsafePath`."
     if mode not in ('rw', 'ro', 'auto'): raise ValueError(f'mode must be rw, ro or auto, got {mode!r}')
@@ -512,6 +534,7 @@ def is_server_url(target) -> bool:
     "True when `target` is a `postgresql://` / `postgres://` URL (a database-server store), not a file path."
     return isinstance(target, str) and '://' in target and target.split('://', 1)[0].lower() in SERVER_SCHEMES
 
+# %% ../nbs/02_ccr.ipynb #952d8eb2
 def store_target(path: str | None = None) -> str | None:
     "What `open_store` opens: `path` if given, else `$CAVEMAN_CCR_URL` if set, else None (the default file); `sqlite:PATH` gives PATH. Raises `StoreError` for another URL scheme."
     target = path if path is not None else (os.environ.get(STORE_URL_ENV, '').strip() or None)
@@ -526,19 +549,24 @@ _RECOVERY_COLUMNS = 'content_type, compressor, tokens_before, tokens_after, orig
 
 _ROW_SHAPE = 'content_type, compressor, tokens_before, tokens_after, length(original), metadata'
 
+RecoveryRow = namedtuple('RecoveryRow', 'content_type compressor tokens_before tokens_after length metadata')
+RecoveryRow.__doc__ = 'A recovery row without its original: tokens are token counts, `length` is the original in bytes, `metadata` bytes.'
+
 @patch
-def _recovery_row(self: Store, handle: str):
-    "The row under `handle` as `(content_type, compressor, tokens_before, tokens_after, original length in bytes, metadata bytes)`, or None; the original itself is not read (its hash is the handle)."
+def _recovery_row(self: Store, handle: str) -> RecoveryRow | None:
+    "The `RecoveryRow` under `handle`, or None; the original itself is not read (its hash is the handle)."
     row = self._conn.execute(f'SELECT {_ROW_SHAPE} FROM recoveries WHERE handle = ?', (handle,)).fetchone()
     if row is None: return None
     ct, comp, tb, ta, n, md = row
-    return (ct, comp, tb, ta, n, bytes(md or b''))
+    return RecoveryRow(ct, comp, tb, ta, n, bytes(md or b''))
 
+# %% ../nbs/02_ccr.ipynb #f35a5892
 @patch
 def used_bytes(self: Store) -> int:
     "Retained payload bytes: originals + metadata of recoveries, data + dependency lists of typed objects (reference §4.4)."
     return self._run('usage', self._used_bytes)
 
+# %% ../nbs/02_ccr.ipynb #8aa895fe
 @patch
 def _used_bytes(self: Store) -> int:
     "The running total of `caveman_meta` (one row read); a store not yet migrated (opened read-only) is counted."
@@ -548,6 +576,7 @@ def _used_bytes(self: Store) -> int:
         row = None
     return row[0] if row is not None else self._conn.execute(COUNT_RETAINED).fetchone()[0]
 
+# %% ../nbs/02_ccr.ipynb #0dd43a7b
 @patch
 def _check_budget(self: Store, current: int, new: int):
     used = self._used_bytes()
@@ -561,22 +590,22 @@ def put(self: Store, original: bytes, content_type: str = '', compressor: str = 
     "Store `original` (bytes) with its measurements (tokens) and optional `metadata` (bytes); returns `handle_for(original)`. Idempotent; upsert rules of reference §4.3; `BudgetExceeded` before any write when over budget (§4.4)."
     original, metadata = bytes(original), bytes(metadata or b'')
     handle = handle_for(original)
-    new = (content_type, compressor, int(tokens_before), int(tokens_after), len(original), metadata)
+    new = RecoveryRow(content_type, compressor, int(tokens_before), int(tokens_after), len(original), metadata)
     def write():
         if self._recovery_row(handle) == new: return  # unchanged: no write lock, no budget
         with write_transaction(self._conn):
             old = self._recovery_row(handle)
             if old == new: return
             row = new
-            if old is not None:
-                stats = old[:4] if new[2] == 0 and old[2] > 0 else new[:4]
-                row = (*stats, len(original), old[5] or metadata)
-            self._check_budget(old[4] + len(old[5]) if old else 0, len(original) + len(row[5]))
+            if old is not None:  # a re-put without token counts keeps the measured ones
+                kept = old if new.tokens_before == 0 and old.tokens_before > 0 else new
+                row = kept._replace(length=len(original), metadata=old.metadata or metadata)
+            self._check_budget(old.length + len(old.metadata) if old else 0, len(original) + len(row.metadata))
             self._conn.execute(f'''INSERT INTO recoveries (handle, created_at, {_RECOVERY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)
                 ON CONFLICT(handle) DO UPDATE SET created_at = excluded.created_at, content_type = excluded.content_type,
                 compressor = excluded.compressor, tokens_before = excluded.tokens_before, tokens_after = excluded.tokens_after,
                 original = excluded.original, metadata = excluded.metadata''',
-                (handle, rfc3339_nano(), *row[:4], original, row[5] or None))
+                (handle, rfc3339_nano(), row.content_type, row.compressor, row.tokens_before, row.tokens_after, original, row.metadata or None))
     self._run('put', write, write=True)
     return handle
 
@@ -596,6 +625,7 @@ def _note_read(self: Store, handle: str):
     try: self._run('note read', write, write=True)
     except Exception: pass
 
+# %% ../nbs/02_ccr.ipynb #56abb6cd
 @patch
 def get(self: Store, handle: str) -> bytes:
     "The exact original bytes under `handle`: recoveries first, then typed objects (a `ccr_obj_` handle reads objects only); raises `NotFound` (reference §4.3)."
@@ -610,6 +640,7 @@ def get(self: Store, handle: str) -> bytes:
     if recovery: self._note_read(handle)
     return data
 
+# %% ../nbs/02_ccr.ipynb #b63f536f
 @patch
 def get_metadata(self: Store, handle: str) -> bytes:
     "Metadata bytes stored with recovery `handle` (`b''` when none, and for typed objects); raises `NotFound` (reference §4.3)."
@@ -632,6 +663,7 @@ def content_hash_for(data: bytes) -> str:
     "`sha256:` + the full hex SHA-256 of `data` (bytes), the typed-object content hash (reference §4.1)."
     return 'sha256:' + hashlib.sha256(data).hexdigest()
 
+# %% ../nbs/02_ccr.ipynb #3fdc9e9b
 def object_id_for(object_type: str, session_id: str, source: str, repository_state: str, content_hash: str) -> str:
     "Typed-object id: `ccr_obj_` + the first 32 hex digits of SHA-256 over the five fields joined by NUL (reference §4.1)."
     key = '\0'.join((object_type, session_id, source, repository_state, content_hash)).encode()
@@ -661,9 +693,11 @@ class TypedObject:
         return (self.object_id, self.object_type, self.content_hash, self.source, self.repository_state, self.session_id,
                 self.transform_version, tuple(self.dependencies), self.original_byte_length, self.stored_byte_length, self.data)
 
+# %% ../nbs/02_ccr.ipynb #518d944c
 def _check_choice(what: str, value: str, allowed: tuple):
     if value not in allowed: raise InvalidObject(f'unknown {what} {value!r}; expected one of {", ".join(allowed)}')
 
+# %% ../nbs/02_ccr.ipynb #06b96c22
 def new_object(data: bytes, object_type: str, session_id: str, *, source: str = '', repository_state: str = '',
                transform_version: str = '', currentness: str = 'current', lifecycle: str = 'hot', dependencies=(),
                content_hash: str = '', object_id: str = '', original_byte_length: int | None = None,
@@ -692,6 +726,7 @@ def _object(self: Store, object_id: str) -> TypedObject | None:
     row = cur.fetchone()
     return None if row is None else self._object_from(dict(zip((d[0] for d in cur.description), row)))
 
+# %% ../nbs/02_ccr.ipynb #98bd141b
 @patch
 def _object_from(self: Store, r: dict) -> TypedObject:
     data = bytes(r['data'] or b'')
@@ -704,6 +739,7 @@ def _object_from(self: Store, r: dict) -> TypedObject:
                        r['session_id'], r['transform_version'], r['currentness'], r['lifecycle'], tuple(deps),
                        r['original_byte_length'], r['stored_byte_length'], data)
 
+# %% ../nbs/02_ccr.ipynb #a60e40a5
 @patch
 def get_object(self: Store, object_id: str) -> TypedObject:
     "The typed object `object_id` with its data; raises `NotFound` (reference §4.2)."
@@ -744,18 +780,21 @@ def _set_object_field(self: Store, object_id: str, column: str, value: str):
                 raise NotFound(object_id)
     self._run(f'set {column}', write, write=True)
 
+# %% ../nbs/02_ccr.ipynb #f00bca27
 @patch
 def set_currentness(self: Store, object_id: str, currentness: str):
     "Mark typed object `object_id` `current`, `stale` or `archived`; raises `InvalidObject`, `NotFound`."
     _check_choice('currentness', currentness, CURRENTNESS)
     self._set_object_field(object_id, 'currentness', currentness)
 
+# %% ../nbs/02_ccr.ipynb #de486919
 @patch
 def set_lifecycle(self: Store, object_id: str, lifecycle: str):
     "Move typed object `object_id` to lifecycle `hot`, `warm`, `cold` or `archived`; raises `InvalidObject`, `NotFound`."
     _check_choice('lifecycle', lifecycle, LIFECYCLES)
     self._set_object_field(object_id, 'lifecycle', lifecycle)
 
+# %% ../nbs/02_ccr.ipynb #3c6645c5
 @patch
 def list_session_objects(self: Store, session_id: str, limit: int = 100) -> list[TypedObject]:
     "The typed objects of `session_id`, newest first (then by id, descending), at most `limit` (clamped to 1..10000)."
@@ -773,10 +812,12 @@ def ratio(tokens_before: int, tokens_after: int) -> float:
     "Saved fraction (before − after) / before of two token counts, rounded to 4 places like every ratio caveman reports; `0` when `tokens_before <= 0` (reference §4.6)."
     return saved_ratio(tokens_before, tokens_after) or 0   # the store's JSON says `0`, not `0.0`
 
+# %% ../nbs/02_ccr.ipynb #90a62a46
 def empty_summary() -> dict:
     "The summary shape with no store: zero totals, no buckets, basis inferred (reference §4.6)."
     return {'totals': {'count': 0, 'tokens_before': 0, 'tokens_after': 0, 'ratio': 0}, 'by_content_type': {}, 'basis': 'inferred'}
 
+# %% ../nbs/02_ccr.ipynb #1543188f
 @patch
 def summary(self: Store) -> dict:
     "Totals and per-content-type buckets (`count`, `tokens_before`, `tokens_after`, `ratio`) over recoveries, `basis: \"inferred\"`, and storage bytes / budget / full flag (reference §4.6)."
@@ -823,6 +864,7 @@ def originals(self: Store) -> list[dict]:
     keys = ORIGINALS_KEYS
     return [dict(zip(keys, row)) for row in self._run('list', read)]
 
+# %% ../nbs/02_ccr.ipynb #240c0f30
 @patch
 def info(self: Store) -> dict:
     "`path`, `file_bytes` (the database file and its WAL on disk), `count`, `stored_bytes` (retained), `max_bytes` (budget), `oldest`/`newest` (created_at, '' when empty) and `read_only` (the reason, '' when writable)."
@@ -834,6 +876,7 @@ def info(self: Store) -> dict:
     return {'path': self.path, 'file_bytes': size, 'count': count, 'stored_bytes': self.used_bytes(), 'max_bytes': self.max_bytes,
             'oldest': oldest, 'newest': newest, 'read_only': self.read_only}
 
+# %% ../nbs/02_ccr.ipynb #eae0f1d4
 @patch
 def remove(self: Store, handles) -> list[str]:
     "Delete the stored originals named by `handles` in one transaction; returns the handles that were there (removed); raises `StoreError`."
@@ -845,6 +888,7 @@ def remove(self: Store, handles) -> list[str]:
             return gone
     return self._run('remove', write, write=True) if handles else []
 
+# %% ../nbs/02_ccr.ipynb #49cbb7e1
 @patch
 def prune(self: Store, older_than: float | None = None, max_bytes: int | None = None) -> list[str]:
     "Remove originals least recently read first (never read: by when stored): those not read for `older_than` seconds, then more until at most `max_bytes` are retained; returns the removed handles."
@@ -861,6 +905,7 @@ def prune(self: Store, older_than: float | None = None, max_bytes: int | None = 
             if r['handle'] not in chosen: doomed.append(r['handle']); left -= r['bytes'] + r['metadata_bytes']
     return self.remove(doomed)
 
+# %% ../nbs/02_ccr.ipynb #dc2b1d68
 @patch
 def vacuum(self: Store) -> int:
     "Return the pages of removed originals to the file system (`VACUUM`, then a WAL checkpoint); the database file's size in bytes after (0 in memory)."

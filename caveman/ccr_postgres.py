@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from urllib.parse import urlsplit, urlunsplit, unquote, parse_qsl
 
 from . import ccr
-from .ccr import (BudgetExceeded, InvalidObject, NotFound, ObjectCollision, OBJECT_PREFIX, ReadOnly, StoreError,
+from .ccr import (BudgetExceeded, InvalidObject, NotFound, ObjectCollision, OBJECT_PREFIX, ReadOnly, RecoveryRow, StoreError,
                          TypedObject, CURRENTNESS, LIFECYCLES, budget_from_env, empty_summary, handle_for, new_object,
                          ratio, resolve_budget, rfc3339_nano, MIN_STORAGE_PAGES)
 
@@ -29,6 +29,7 @@ def _password(url: str) -> str:
         pw = dict(parse_qsl(parts.query)).get('password', '')
     return pw
 
+# %% ../nbs/02b_ccr_postgres.ipynb #ef79258f
 def redact_url(url: str) -> str:
     "`url` with its password (userinfo or `password=` parameter) replaced by `***`; everything else kept."
     try: parts = urlsplit(url)
@@ -40,6 +41,7 @@ def redact_url(url: str) -> str:
     query = '&'.join(f'{k}=***' if k == 'password' else f'{k}={v}' for k, v in parse_qsl(parts.query, keep_blank_values=True))
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
+# %% ../nbs/02b_ccr_postgres.ipynb #88bef40a
 def redact(text: str, url: str) -> str:
     "`text` with the password of `url` (raw and percent-encoded) replaced by `***` wherever it appears."
     pw, raw = _password(url), ''
@@ -67,6 +69,7 @@ def pg_schema_version(conn) -> int:
     row = conn.execute("SELECT value FROM caveman_meta WHERE key = 'schema_version'").fetchone()
     return int(row[0]) if row else 0
 
+# %% ../nbs/02b_ccr_postgres.ipynb #7de48252
 def pg_migrate(conn) -> int:
     "Bring the database to `PG_SCHEMA_VERSION` (the steps of `PG_MIGRATIONS` in order, one transaction, advisory lock); returns the version. Raises `StoreError` for a database newer than this code."
     if pg_schema_version(conn) == PG_SCHEMA_VERSION: return PG_SCHEMA_VERSION
@@ -176,6 +179,7 @@ def _run(self: PgStore, what: str, fn, write: bool = False):
                 self.unavailable = f'cannot reach the database {self.path}: {self._redact(e)}'
         raise StoreError(f'recovery store unavailable: {self.unavailable}') from None
 
+# %% ../nbs/02b_ccr_postgres.ipynb #c2fe673b
 @patch
 def close(self: PgStore):
     "Close the connection; later calls raise `StoreError`. Idempotent."
@@ -200,10 +204,11 @@ def _stream_in(conn, original: bytes):
         for i in range(0, len(view), SLICE_BYTES): cp.write(view[i:i + SLICE_BYTES])
         cp.write(struct.pack('!h', -1))
 
-def _insert_recovery(conn, handle: str, new: tuple, original: bytes, metadata: bytes):
-    "`INSERT … ON CONFLICT DO NOTHING RETURNING 1` of a recovery row (`new`: content_type, compressor, tokens, length, metadata); a large original is streamed first (`_stream_in`). The fetched row: None when the handle was there."
+# %% ../nbs/02b_ccr_postgres.ipynb #ee058934
+def _insert_recovery(conn, handle: str, new: RecoveryRow, original: bytes, metadata: bytes):
+    "`INSERT … ON CONFLICT DO NOTHING RETURNING 1` of a recovery row (`new`, a `RecoveryRow`); a large original is streamed first (`_stream_in`). The fetched row: None when the handle was there."
     cols = 'handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata'
-    args = (handle, rfc3339_nano(), *new[:4])
+    args = (handle, rfc3339_nano(), new.content_type, new.compressor, new.tokens_before, new.tokens_after)
     if len(original) < STREAM_BYTES:
         return conn.execute(f'INSERT INTO recoveries ({cols}) VALUES (%s, %s, %s, %s, %s, %s, %b, %b) ON CONFLICT (handle) DO NOTHING RETURNING 1',
                             (*args, original, metadata or None)).fetchone()
@@ -211,6 +216,7 @@ def _insert_recovery(conn, handle: str, new: tuple, original: bytes, metadata: b
     return conn.execute(f'''INSERT INTO recoveries ({cols}) SELECT %s, %s, %s, %s, %s, %s, original, %b FROM caveman_incoming
                             ON CONFLICT (handle) DO NOTHING RETURNING 1''', (*args, metadata or None)).fetchone()
 
+# %% ../nbs/02b_ccr_postgres.ipynb #1a2dad21
 def _read_sliced(conn, table: str, column: str, key: str, value: str):
     "The bytes of `column` in the row of `table` where `key = value`, read in `SLICE_BYTES` slices from one snapshot when large; None when there is no such row."
     with conn.transaction():
@@ -229,10 +235,11 @@ def _read_sliced(conn, table: str, column: str, key: str, value: str):
 # %% ../nbs/02b_ccr_postgres.ipynb #942f676c
 _ROW = 'content_type, compressor, tokens_before, tokens_after, length(original), metadata'
 
-def _row(conn, handle: str, lock: bool = False):
+def _row(conn, handle: str, lock: bool = False) -> RecoveryRow | None:
     r = conn.execute(f'SELECT {_ROW} FROM recoveries WHERE handle = %s' + (' FOR UPDATE' if lock else ''), (handle,)).fetchone()
-    return None if r is None else (r[0], r[1], r[2], r[3], r[4], bytes(r[5] or b''))
+    return None if r is None else RecoveryRow(*r[:5], bytes(r[5] or b''))
 
+# %% ../nbs/02b_ccr_postgres.ipynb #4eb6f60c
 @patch
 def _reserve(self: PgStore, conn, delta: int, new: int):
     "Lock the running total, check that `delta` more bytes keep it within the budget (`BudgetExceeded`, naming `new`), and add them."
@@ -241,13 +248,14 @@ def _reserve(self: PgStore, conn, delta: int, new: int):
         raise BudgetExceeded(f'storage budget exceeded: {used} of {self.max_bytes} bytes retained, this write needs {new}')
     if delta: conn.execute("UPDATE caveman_meta SET value = value + %s WHERE key = 'retained_bytes'", (delta,))
 
+# %% ../nbs/02b_ccr_postgres.ipynb #b453cc0b
 @patch
 def put(self: PgStore, original: bytes, content_type: str = '', compressor: str = '', tokens_before: int = 0,
         tokens_after: int = 0, metadata: bytes | None = None) -> str:
     "Store `original` (bytes) with its measurements (tokens) and optional `metadata` (bytes); returns `handle_for(original)`. Idempotent under concurrency; `BudgetExceeded` before anything is published (reference §4.3–4.4)."
     original, metadata = bytes(original), bytes(metadata or b'')
     handle = handle_for(original)
-    new = (content_type, compressor, int(tokens_before), int(tokens_after), len(original), metadata)
+    new = RecoveryRow(content_type, compressor, int(tokens_before), int(tokens_after), len(original), metadata)
     def write(conn):
         if _row(conn, handle) == new: return
         with conn.transaction():
@@ -256,11 +264,12 @@ def put(self: PgStore, original: bytes, content_type: str = '', compressor: str 
                 self._reserve(conn, len(original) + len(metadata), len(original) + len(metadata)); return
             old = _row(conn, handle, lock=True)
             if old == new: return
-            stats = old[:4] if new[2] == 0 and old[2] > 0 else new[:4]
-            md = old[5] or metadata
-            self._reserve(conn, len(md) - len(old[5]), len(original) + len(md))
+            kept = old if new.tokens_before == 0 and old.tokens_before > 0 else new  # a re-put without token counts keeps the measured ones
+            md = old.metadata or metadata
+            self._reserve(conn, len(md) - len(old.metadata), len(original) + len(md))
             conn.execute('''UPDATE recoveries SET created_at = %s, content_type = %s, compressor = %s, tokens_before = %s,
-                            tokens_after = %s, metadata = %b WHERE handle = %s''', (rfc3339_nano(), *stats, md or None, handle))
+                            tokens_after = %s, metadata = %b WHERE handle = %s''',
+                         (rfc3339_nano(), kept.content_type, kept.compressor, kept.tokens_before, kept.tokens_after, md or None, handle))
     self._run('put', write, write=True)
     return handle
 
@@ -277,10 +286,12 @@ def _obj(r) -> TypedObject:
                        tuple(json.loads(d['dependencies_json'] or 'null') or ()), int(d['original_byte_length']),
                        int(d['stored_byte_length']), bytes(d['data']))
 
+# %% ../nbs/02b_ccr_postgres.ipynb #f8fc696a
 def _object(conn, object_id: str):
     r = conn.cursor(binary=True).execute(f'SELECT {", ".join(_OBJECT_COLUMNS)} FROM typed_objects WHERE object_id = %s', (object_id,)).fetchone()
     return None if r is None else _obj(r)
 
+# %% ../nbs/02b_ccr_postgres.ipynb #0a301a2c
 def _get(self: PgStore, handle: str) -> bytes:
     "The exact original bytes under `handle`: recoveries first, then typed objects (a `ccr_obj_` handle reads objects only); raises `NotFound`, `StoreError` when the database cannot answer (reference §4.3)."
     def read(conn):
@@ -292,6 +303,7 @@ def _get(self: PgStore, handle: str) -> bytes:
         return obj.data
     return self._run('get', read)
 
+# %% ../nbs/02b_ccr_postgres.ipynb #51f5cd3b
 @patch
 def get_metadata(self: PgStore, handle: str) -> bytes:
     "Metadata bytes stored with recovery `handle` (`b''` when none, and for typed objects); raises `NotFound` (reference §4.3)."
@@ -303,6 +315,7 @@ def get_metadata(self: PgStore, handle: str) -> bytes:
         return b''
     return self._run('get metadata', read)
 
+# %% ../nbs/02b_ccr_postgres.ipynb #13e491a4
 @patch
 def get_object(self: PgStore, object_id: str) -> TypedObject:
     "The typed object `object_id` with its data; raises `NotFound` (reference §4.2)."
@@ -335,6 +348,7 @@ def put_object(self: PgStore, data: bytes, object_type: str, session_id: str, **
     self._run('put object', write, write=True)
     return obj.object_id
 
+# %% ../nbs/02b_ccr_postgres.ipynb #9dd519ed
 @patch
 def _set_object_field(self: PgStore, object_id: str, column: str, value: str):
     def write(conn):
@@ -342,6 +356,7 @@ def _set_object_field(self: PgStore, object_id: str, column: str, value: str):
             raise NotFound(object_id)
     self._run(f'set {column}', write, write=True)
 
+# %% ../nbs/02b_ccr_postgres.ipynb #6b3ad039
 @patch
 def list_session_objects(self: PgStore, session_id: str, limit: int = 100) -> list:
     "The typed objects of `session_id`, newest first (then by id, descending), at most `limit` (clamped to 1..10000)."
@@ -357,11 +372,13 @@ def _used(conn) -> int:
     r = conn.execute("SELECT value FROM caveman_meta WHERE key = 'retained_bytes'").fetchone()
     return int(r[0]) if r else 0
 
+# %% ../nbs/02b_ccr_postgres.ipynb #59e72e76
 @patch
 def used_bytes(self: PgStore) -> int:
     "Retained payload bytes (the running total): originals + metadata of recoveries, data + dependency lists of typed objects (reference §4.4)."
     return self._run('usage', _used)
 
+# %% ../nbs/02b_ccr_postgres.ipynb #bb6056d2
 @patch
 def summary(self: PgStore) -> dict:
     "Totals and per-content-type buckets over recoveries, `basis: \"inferred\"`, storage bytes / budget / full flag (reference §4.6)."
@@ -412,6 +429,7 @@ def _verify(conn, table: str, key: str, keys: list) -> list:
         good = {i for i, ch, d in rows if ch == 'sha256:' + d}
     return [k for k in keys if k not in good]
 
+# %% ../nbs/02b_ccr_postgres.ipynb #2c2dcef1
 def migrate_sqlite(src: 'ccr.Store', dst: PgStore, progress=None) -> dict:
     "Copy every recovery and typed object of SQLite store `src` into `dst`, skipping rows already there, each row hash-checked before and verified by the server after; returns counts `{recoveries, objects, copied, skipped, verified}`. Raises `StoreError` on a mismatch, `BudgetExceeded` when the budget is reached (run again after raising it)."
     import hashlib
@@ -426,14 +444,15 @@ def migrate_sqlite(src: 'ccr.Store', dst: PgStore, progress=None) -> dict:
             for k in batch:
                 if k in there: counts['skipped'] += 1; continue
                 if table == 'recoveries':
-                    r = src._run('read', lambda: src._conn.execute('SELECT created_at, content_type, compressor, tokens_before, tokens_after, original, metadata FROM recoveries WHERE handle = ?', (k,)).fetchone())
-                    original, metadata = bytes(r[5]), bytes(r[6] or b'')
+                    created_at, content_type, compressor, tokens_before, tokens_after, original, metadata = src._run('read', lambda: src._conn.execute(
+                        'SELECT created_at, content_type, compressor, tokens_before, tokens_after, original, metadata FROM recoveries WHERE handle = ?', (k,)).fetchone())
+                    original, metadata = bytes(original), bytes(metadata or b'')
                     if k != handle_for(original): raise StoreError(f'migrate: recovery {k} does not hold the bytes its handle names; nothing more copied')
                     def write(conn):
                         with conn.transaction():
                             if conn.execute('''INSERT INTO recoveries (handle, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata)
                                                VALUES (%s,%s,%s,%s,%s,%s,%b,%b) ON CONFLICT (handle) DO NOTHING RETURNING 1''',
-                                            (k, r[0], r[1], r[2], r[3], r[4], original, metadata or None)).fetchone():
+                                            (k, created_at, content_type, compressor, tokens_before, tokens_after, original, metadata or None)).fetchone():
                                 dst._reserve(conn, len(original) + len(metadata), len(original) + len(metadata))
                 else:
                     obj = src.get_object(k)
@@ -471,7 +490,7 @@ def _note_read(self: PgStore, handle: str):
     try: self._run('note read', write, write=True)
     except Exception as e: _log.debug('cannot note the read of %s: %s', handle, self._redact(e))
 
-
+# %% ../nbs/02b_ccr_postgres.ipynb #509e2197
 @patch
 def get(self: PgStore, handle: str) -> bytes:
     "The exact original bytes under `handle`: recoveries first, then typed objects (a `ccr_obj_` handle reads objects only); raises `NotFound`, `StoreError` when the database cannot answer (reference §4.3). Notes the read of a recovery."
@@ -485,6 +504,7 @@ _TABLES = ('recoveries', 'typed_objects', 'caveman_reads', 'caveman_meta')
 def _disk_bytes(conn) -> int:
     return int(conn.execute('SELECT ' + ' + '.join(f"COALESCE(pg_total_relation_size(to_regclass('{t}')), 0)" for t in _TABLES)).fetchone()[0])
 
+# %% ../nbs/02b_ccr_postgres.ipynb #b11b5cdd
 @patch
 def originals(self: PgStore) -> list[dict]:
     "Every stored original, oldest first, in `Store.originals`' shape (`ccr.ORIGINALS_KEYS`); raises `StoreError`."
@@ -493,8 +513,10 @@ def originals(self: PgStore) -> list[dict]:
                                       r.tokens_after, r.created_at, COALESCE(x.last_read, '')
                                FROM recoveries r LEFT JOIN caveman_reads x ON x.handle = r.handle
                                ORDER BY r.created_at, r.handle''').fetchall()
-    return [dict(zip(ccr.ORIGINALS_KEYS, (r[0], r[1], *map(int, r[2:6]), r[6], r[7]))) for r in self._run('list', read)]
+    return [dict(zip(ccr.ORIGINALS_KEYS, (handle, content_type, int(n), int(metadata_bytes), int(tb), int(ta), created_at, last_read)))
+            for handle, content_type, n, metadata_bytes, tb, ta, created_at, last_read in self._run('list', read)]
 
+# %% ../nbs/02b_ccr_postgres.ipynb #e06b1577
 @patch
 def info(self: PgStore) -> dict:
     "`path` (the redacted URL), `file_bytes` (the store's tables on the server's disk), `count`, `stored_bytes` (retained), `max_bytes` (budget), `oldest`/`newest` (created_at, '' when empty) and `read_only` (the reason, '' when writable)."
@@ -518,12 +540,13 @@ def remove(self: PgStore, handles) -> list[str]:
             rows = conn.execute('''DELETE FROM recoveries WHERE handle = ANY(%s)
                                    RETURNING handle, length(original) + COALESCE(length(metadata), 0)''', (handles,)).fetchall()
             conn.execute('DELETE FROM caveman_reads WHERE handle = ANY(%s)', (handles,))
-            freed = sum(int(r[1]) for r in rows)
+            freed = sum(int(size) for _, size in rows)
             if freed: conn.execute("UPDATE caveman_meta SET value = value - %s WHERE key = 'retained_bytes'", (freed,))
-            return {r[0] for r in rows}
+            return {handle for handle, _ in rows}
     gone = self._run('remove', write, write=True) if handles else set()
     return [h for h in handles if h in gone]
 
+# %% ../nbs/02b_ccr_postgres.ipynb #3ee15c3f
 @patch
 def vacuum(self: PgStore) -> int:
     "`VACUUM` the store's tables (removed originals' space becomes reusable in the database); the tables' size on disk in bytes after."

@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['log', 'BUILTIN', 'MODES', 'OVERLAP_MIN_BYTES', 'STRAY_BYTE_BASE', 'LINE_TEXT_TYPES', 'Result', 'RecoveryStoreError',
-           'BestOf', 'default_registry', 'normalize_mode', 'as_bytes', 'as_text', 'Engine', 'carry_stray_bytes',
-           'restore_stray_bytes']
+           'builtin_module', 'module_compressors', 'BestOf', 'best_of_json', 'Registry', 'default_registry',
+           'normalize_mode', 'as_bytes', 'as_text', 'Engine', 'carry_stray_bytes', 'restore_stray_bytes']
 
 # %% ../nbs/30_engine.ipynb #1c3af04a
 import logging, os
@@ -53,37 +53,79 @@ class RecoveryStoreError(RuntimeError):
     def __init__(self, message: str, result: Result):
         super().__init__(message); self.result = result
 
+# %% ../nbs/30_engine.ipynb #6887b03d
+BUILTIN = {  # content type -> compressor module (caveman.compressors.<name>, or caveman.<name>)
+    'json': 'json', 'log': 'log', 'diff': 'diff', 'html': 'html', 'code': 'code', 'repetition': 'repetition', 'toon': 'toon',
+    'toolschema': 'toolschema', 'toolschema-annotations': 'toolschema',
+    'tabular': 'tabular', 'text': 'text', 'config': 'config', 'search-result': 'search', 'terminal': 'terminal',
+    'table': 'listing', 'listing': 'listing', 'binary': 'binary',
+}
+
+def builtin_module(name: str):
+    "The compressor module `name` (a value of `BUILTIN`), imported now; raises `KeyError` for any other name."
+    if name == 'json': from caveman.compressors import json as m
+    elif name == 'log': from caveman.compressors import log as m
+    elif name == 'diff': from caveman.compressors import diff as m
+    elif name == 'html': from caveman.compressors import html as m
+    elif name == 'code': from caveman.compressors import code as m
+    elif name == 'repetition': from caveman.compressors import repetition as m
+    elif name == 'toon': from caveman.compressors import toon as m
+    elif name == 'toolschema': from caveman import toolschema as m
+    elif name == 'tabular': from caveman.compressors import tabular as m
+    elif name == 'text': from caveman.compressors import text as m
+    elif name == 'config': from caveman.compressors import config as m
+    elif name == 'search': from caveman.compressors import search as m
+    elif name == 'terminal': from caveman.compressors import terminal as m
+    elif name == 'listing': from caveman.compressors import listing as m
+    elif name == 'binary': from caveman.compressors import binary as m
+    else: raise KeyError(name)
+    return m
+
+# %% ../nbs/30_engine.ipynb #4e41ffeb
+def module_compressors(mod) -> dict[str, Compressor]:
+    "`{content_type: Compressor}` of what compressor module `mod` exports."
+    cs = (getattr(mod, 'COMPRESSOR', None), getattr(mod, 'ANNOTATIONS_COMPRESSOR', None), *getattr(mod, 'COMPRESSORS', ()))
+    return {c.content_type: c for c in cs if c is not None}
+
 # %% ../nbs/30_engine.ipynb #73b66ed6
-from .compressors import json as _json, log as _log, diff as _diff, html as _html, code as _code
-from .compressors import repetition as _repetition, toon as _toon
-from .compressors import tabular as _tabular, text as _text, config as _config, search as _search, terminal as _terminal
-from .compressors import listing as _listing, binary as _binary
-from . import toolschema as _toolschema
-
-BUILTIN = [  # one line per compressor module
-    _json, _log, _diff, _html, _code, _repetition, _toon,
-    _toolschema,
-    _tabular, _text, _config, _search, _terminal,
-    _listing, _binary,
-]
-
 @dataclass(frozen=True)
 class BestOf(Compressor):
     "A registry entry whose `candidates` the engine all runs, keeping the output with the fewest tokens (ties: the earlier candidate); its own `fn` is the fallback outside an engine (reference §3.14)."
     candidates: tuple = ()
 
-def _best_of_json() -> BestOf:
-    j = _json.COMPRESSOR
-    return BestOf(j.content_type, j.fn, j.safety, j.method, j.lossless_to_model, j.query_aware, candidates=(_toon.COMPRESSOR, j))
+# %% ../nbs/30_engine.ipynb #745606f1
+def best_of_json() -> BestOf:
+    "The `json` registry entry of `CAVE_ENGINE_TOON=best-of`: a `BestOf` with elision's fields and candidates (TOON, elision)."
+    j = builtin_module('json').COMPRESSOR
+    return BestOf(j.content_type, j.fn, j.safety, j.method, j.lossless_to_model, j.query_aware,
+                  candidates=(builtin_module('toon').COMPRESSOR, j))
 
-def default_registry() -> dict[str, Compressor]:
-    "`{content_type: Compressor}` for every module in `BUILTIN` (reference §1.7), `json` as TOON-vs-elision `BestOf` when `CAVE_ENGINE_TOON=best-of`; plain imports, so the server's no-dynamic-import guard holds."
-    reg = {}
-    for mod in BUILTIN:
-        for c in (getattr(mod, 'COMPRESSOR', None), getattr(mod, 'ANNOTATIONS_COMPRESSOR', None), *getattr(mod, 'COMPRESSORS', ())):
-            if c is not None: reg[c.content_type] = c
-    if os.environ.get('CAVE_ENGINE_TOON', '').strip().lower() == 'best-of': reg['json'] = _best_of_json()
-    return reg
+# %% ../nbs/30_engine.ipynb #6b69a37d
+import threading
+from collections.abc import Mapping
+
+class Registry(Mapping):
+    "`{content_type: Compressor}` over `BUILTIN`, each module imported when one of its types is first read (reference §1.7); `json` as TOON-vs-elision `BestOf` when `best_of`."
+    def __init__(self, best_of: bool = False):
+        self._best_of, self._loaded, self._lock = best_of, {}, threading.Lock()
+    def __getitem__(self, ctype: str) -> Compressor:
+        if ctype in self._loaded: return self._loaded[ctype]
+        name = BUILTIN[ctype]          # KeyError for an unknown type, as a dict
+        with self._lock:
+            if ctype not in self._loaded:
+                got = module_compressors(builtin_module(name))
+                if self._best_of and 'json' in got: got['json'] = best_of_json()
+                for t, c in got.items(): self._loaded.setdefault(t, c)
+        return self._loaded[ctype]
+    def __iter__(self): return iter(BUILTIN)
+    def __len__(self): return len(BUILTIN)
+    def __contains__(self, ctype) -> bool: return ctype in BUILTIN
+    def __repr__(self): return f'Registry({sorted(self._loaded)} of {len(BUILTIN)} loaded)'
+
+# %% ../nbs/30_engine.ipynb #69aa488c
+def default_registry() -> Registry:
+    "The built-in `Registry` (reference §1.7), `json` as TOON-vs-elision `BestOf` when `CAVE_ENGINE_TOON=best-of`."
+    return Registry(best_of=os.environ.get('CAVE_ENGINE_TOON', '').strip().lower() == 'best-of')
 
 # %% ../nbs/30_engine.ipynb #6f05cd5d
 MODES = ('compress', 'record')
@@ -98,11 +140,13 @@ def as_bytes(data: bytes | str) -> bytes:
     "UTF-8 bytes of `data` (lone surrogates kept via `surrogatepass`, so every Python string round-trips)."
     return data.encode('utf-8', 'surrogatepass') if isinstance(data, str) else bytes(data)
 
+# %% ../nbs/30_engine.ipynb #0dce967e
 def as_text(data: bytes) -> str:
     "Inverse of `as_bytes` for valid input; invalid UTF-8 bytes are kept as surrogate escapes."
     try: return data.decode('utf-8', 'surrogatepass')
     except UnicodeDecodeError: return data.decode('utf-8', 'surrogateescape')
 
+# %% ../nbs/30_engine.ipynb #62f1a77e
 def _countable(data: bytes) -> str: return data.decode('utf-8', 'replace')
 
 # %% ../nbs/30_engine.ipynb #93b266b7
@@ -152,6 +196,7 @@ def carry_stray_bytes(body: bytes) -> bytes | None:
     if any(0xF780 <= ord(c) <= 0xF7FF for c in text): return None
     return text.translate(_ESCAPE).encode('utf-8')
 
+# %% ../nbs/30_engine.ipynb #6b264836
 def restore_stray_bytes(view: bytes) -> bytes | None:
     "Inverse of `carry_stray_bytes` on a compressor's output: the carried characters back to their bytes; None when `view` is not UTF-8 (the compressor broke it)."
     try: text = view.decode('utf-8')
@@ -167,6 +212,7 @@ class _Plan:
     compressor: Compressor | None = None
     transformed: bool = False
 
+# %% ../nbs/30_engine.ipynb #8168201a
 class _Attempt(NamedTuple):
     "One compressor's try: its answer, the re-wrapped output bytes, and their token count."
     compressor: Compressor
@@ -174,6 +220,7 @@ class _Attempt(NamedTuple):
     output: bytes
     tokens: int
 
+# %% ../nbs/30_engine.ipynb #9283cda4
 @patch
 def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) -> _Attempt | None:
     "Run one compressor on the unwrapped body: an `_Attempt`, or None when it declined or raised."
@@ -190,6 +237,7 @@ def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str) ->
     output = rewrap(out.output, layers)
     return _Attempt(comp, out, output, self._count(output))
 
+# %% ../nbs/30_engine.ipynb #d6aad178
 @patch
 def _transform(self: Engine, data: bytes | str, mode='compress', type='', query='', external_recovery=False,
                allow_without_store=False) -> _Plan:
@@ -243,6 +291,7 @@ def retrieve(self: Engine, handle: str) -> bytes:
     if self.store is None: raise ccr.NotFound(handle)
     return self.store.get(handle)
 
+# %% ../nbs/30_engine.ipynb #878da03b
 @patch
 def stats(self: Engine) -> dict:
     "The store's summary (reference §4.6): totals and per-content-type buckets, `basis: inferred`; empty buckets without a store."
@@ -269,9 +318,8 @@ def simulate(self: Engine, data: bytes | str, mode: str = 'compress', type: str 
     return d
 
 # %% ../nbs/30_engine.ipynb #919690db
-from .retrieve import retrieve_view
-
 @patch
 def retrieve_query(self: Engine, handle: str, query: str) -> bytes:
     "What a retrieve of `handle` with `query` returns (bytes): `caveman.retrieve.retrieve_view` of the original, tokens counted by this engine's counter; raises `ccr.NotFound` like `retrieve` (reference §5.1, issue 10 no-match note)."
+    from caveman.retrieve import retrieve_view   # here: retrieval's BM25 and parsers are no part of compressing
     return retrieve_view(self.retrieve(handle), query, self._count)

@@ -24,6 +24,7 @@ def _string_bytes(x, limit: int, depth: int = 0) -> int:
         if n >= limit: break
     return n
 
+# %% ../nbs/66_entry.ipynb #26b3d436
 def default_policy(env=None) -> bool:
     "True when nothing can have changed the hook policy from its defaults: no `CAVEMAN_*` variable in `env` (default `os.environ`) but `NOT_POLICY` and `CAVEMAN_MCP_*`, and no JSON file in the caveman home."
     env = os.environ if env is None else env
@@ -33,6 +34,7 @@ def default_policy(env=None) -> bool:
     except FileNotFoundError: return True
     except OSError: return False
 
+# %% ../nbs/66_entry.ipynb #85aa559e
 def passes_through(data: bytes, env=None) -> bool:
     "True when the hook event bytes `data` certainly pass through (default policy, well formed, small); False when `hook_main` must decide."
     if len(data) > MAX_EVENT_BYTES or b'persistedOutput' in data or not default_policy(env): return False
@@ -41,6 +43,7 @@ def passes_through(data: bytes, env=None) -> bool:
     if not isinstance(event, dict) or not isinstance(event.get('tool_name'), str): return False
     return _string_bytes(event, MIN_BYTES_DEFAULT) < MIN_BYTES_DEFAULT
 
+# %% ../nbs/66_entry.ipynb #01ab882f
 def main(argv: list[str] | None = None) -> int:
     "The `caveman` console script: `hook` runs without importing the CLI (and a small event without importing the hooks); every other command goes to `caveman.cli.main`; returns the exit status."
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -50,7 +53,11 @@ def main(argv: list[str] | None = None) -> int:
             try: data = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
             except OSError: data = None
             if data is not None and passes_through(data): return 0
+        from caveman.tokens import defer_encoder
+        defer_encoder()                 # one event, then exit: a small text is counted without building the whole encoder
         from caveman.hooks import hook_main
         return hook_main(args, data=data) if data is not None else hook_main(args)
+    from caveman.tokens import defer_encoder
+    defer_encoder()                     # one command, then exit (as above)
     from caveman.cli import main as cli_main
     return cli_main(argv)

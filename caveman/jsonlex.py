@@ -30,13 +30,18 @@ class ConstantError(ValueError):
         super().__init__(f'{name} is not JSON')
         self.name = name
 
+# %% ../nbs/02a_jsonlex.ipynb #12c42b91
 def _float_or_lexeme(s: str):
     f = float(s)
     return f if float.__repr__(f) == s else NUM_OPEN + s + NUM_CLOSE
+
 def _int_or_lexeme(s: str): return NUM_OPEN + s + NUM_CLOSE if s == '-0' or len(s) > 4000 else int(s)
+
 def _long_int_or_int(s: str): return NUM_OPEN + s + NUM_CLOSE if len(s) > 4000 else int(s)  # past Python's int-string limit: kept as its lexeme
+
 def _no_constant(s: str): raise ConstantError(s)
 
+# %% ../nbs/02a_jsonlex.ipynb #06600ae3
 def _unique_members(pairs: list) -> dict:
     d = dict(pairs)
     if len(d) != len(pairs):
@@ -46,12 +51,15 @@ def _unique_members(pairs: list) -> dict:
             seen.add(k)
     return d
 
+# %% ../nbs/02a_jsonlex.ipynb #14f11fc2
 try: from _json import make_encoder as _c_make_encoder, encode_basestring as _c_encode_str
 except ImportError: _c_make_encoder = _c_encode_str = None
 
 def _not_json(o): raise TypeError(f'{type(o).__name__} is not JSON')
 _encode = _c_make_encoder(None, _not_json, _c_encode_str, None, ':', ',', True, False, False) if _c_make_encoder else None
 _encode_ordered = _c_make_encoder(None, _not_json, _c_encode_str, None, ':', ',', False, False, False) if _c_make_encoder else None
+
+# %% ../nbs/02a_jsonlex.ipynb #34b88041
 _VERBATIM = re.compile('"\ufdd2(.*?)\ufdd3"', re.S)
 
 def resolve_sentinels(s: str) -> str:
@@ -60,22 +68,26 @@ def resolve_sentinels(s: str) -> str:
     if VERBATIM_OPEN in s: s = _VERBATIM.sub(lambda m: json.loads('"' + m[1] + '"'), s)
     return s
 
+# %% ../nbs/02a_jsonlex.ipynb #321a5554
 def dumps_ordered(value) -> str:
     "Compact JSON text of a tree from `loads_lexical` with object members in their original order (numbers as spelled, verbatim objects as read)."
     s = ''.join(_encode_ordered(value, 0)) if _encode_ordered is not None and type(value) in (dict, list) else \
         json.dumps(value, separators=(',', ':'), ensure_ascii=False, allow_nan=False)
     return resolve_sentinels(s)
 
+# %% ../nbs/02a_jsonlex.ipynb #02f713b5
 def is_verbatim(v) -> bool:
     "True for an object with repeated member names read by `loads_lexical(..., duplicates='verbatim')`."
     return type(v) is str and v[:1] == VERBATIM_OPEN
 
+# %% ../nbs/02a_jsonlex.ipynb #7edabe51
 def _verbatim_members(pairs: list):
     d = dict(pairs)
     if len(d) == len(pairs): return d
     text = '{' + ','.join(json.dumps(k, ensure_ascii=False) + ':' + dumps_ordered(v) for k, v in pairs) + '}'
     return VERBATIM_OPEN + text + VERBATIM_CLOSE
 
+# %% ../nbs/02a_jsonlex.ipynb #a99d192d
 _DECODERS: dict = {}
 
 def _decoder(numbers, duplicates: str, minus_zero: bool):
@@ -87,6 +99,7 @@ def _decoder(numbers, duplicates: str, minus_zero: bool):
         _DECODERS[key] = json.JSONDecoder(parse_float=pf, parse_int=pi, parse_constant=_no_constant, object_pairs_hook=hook).decode
     return _DECODERS[key]
 
+# %% ../nbs/02a_jsonlex.ipynb #c717015b
 def loads_lexical(text: str | bytes, numbers: Callable[[str], Any] | None = None, duplicates: str = 'error'):
     "Parse exactly one JSON value (str, or UTF-8 bytes) keeping every number's spelling (sentinel lexemes, or `numbers(lexeme)`); raises `ValueError` (`DuplicateNameError`, `ConstantError`, `json.JSONDecodeError`, `UnicodeDecodeError`) or `RecursionError`. `duplicates='last'` keeps the last of repeated names (detection and framing only); `'verbatim'` (default numbers only) reads such an object as one opaque leaf holding all its members (`is_verbatim`)."
     if duplicates not in ('error', 'last', 'verbatim'): raise ValueError(f'duplicates must be "error", "last" or "verbatim", not {duplicates!r}')
@@ -108,6 +121,7 @@ def dumps_lexical(value) -> str:
     else: s = json.dumps(value, separators=(',', ':'), sort_keys=True, ensure_ascii=False, allow_nan=False, check_circular=False)
     return resolve_sentinels(s)
 
+# %% ../nbs/02a_jsonlex.ipynb #9d650198
 def json_bytes(text: str) -> bytes:
     "UTF-8 bytes of JSON text from `dumps_lexical`; a lone surrogate (only possible inside a string) is written as its `\\uXXXX` escape, so the output is valid UTF-8 and the same JSON."
     return text.encode('utf-8', 'backslashreplace')

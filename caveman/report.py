@@ -21,9 +21,12 @@ class Marker:
     summary: str = ''         # invariant summary as written, '' if none
     note: str = ''            # contract note a JSON marker carries
 
+# %% ../nbs/62_report.ipynb #daf70c35
 _COUNTED = re.compile(r'… (\d+) (lines?|rows?|sections?|context lines?|search result lines?|config lines?|comment lines?|added lines?|removed lines?) elided \(caveman\)(?:: (.*?))? …')
 _CAVEMAN_COUNTED = re.compile(r'… caveman: (\d+) (identical lines?|doc comment lines?) elided …')
 def _unit_name(word: str) -> str: return word if word.endswith('s') else word + 's'   # `1 section` is a `sections` marker
+
+# %% ../nbs/62_report.ipynb #2d14397c
 _BODY = re.compile(r'/\* caveman: body elided \*/')
 _GAP = '… [caveman: non-adjacent] …'
 
@@ -39,6 +42,7 @@ def parse_marker(line: str) -> Marker | None:
     if _GAP in line: return Marker('gap', None)
     return None
 
+# %% ../nbs/62_report.ipynb #d2665e58
 def is_contract(line: str) -> bool:
     "True when `line` is (or holds, as a table cell) the once-per-payload contract line (reference §3.3)."
     return CONTRACT_PREFIX in line
@@ -69,6 +73,7 @@ class Claim:
     absent: int = 0           # coverage: units without the field
     holds: bool | None = None
 
+# %% ../nbs/62_report.ipynb #4ac153e7
 _KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*|"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
 _LIT = re.compile(r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null|absent')
 _COUNT = re.compile(r'[0-9]+')
@@ -96,6 +101,7 @@ class _Reader:
     def count(self) -> int: return int(self.tok(_COUNT))
     def done(self) -> bool: return self.i == len(self.s) or self.at('; ')
 
+# %% ../nbs/62_report.ipynb #2212d6fe
 def _section(r: _Reader) -> list[Claim]:
     "The claims of the section at `r` (raises `_Grammar`)."
     start, out = r.i, []
@@ -134,6 +140,7 @@ def _section(r: _Reader) -> list[Claim]:
         if r.done(): return [Claim('enumeration', k, text(), counts=counts)]
         r.eat(' '); first = r.value(absent=True)
 
+# %% ../nbs/62_report.ipynb #a41d9fb7
 def parse_invariants(summary: str) -> list[Claim]:
     "The claims of an invariant summary in the issue-10 grammar, in the order written; a section that does not follow the grammar becomes one `unparsed` claim (the rest of the summary)."
     r, out = _Reader(summary), []
@@ -155,6 +162,7 @@ def _typed(lit: str):
     t = literal_text(lit)
     return ('s', t) if t is not None else ('o', '') if lit == OPAQUE else ('v', lit)
 
+# %% ../nbs/62_report.ipynb #225e74b7
 _AMBIGUOUS = object()
 
 def _extremes(c: Claim, present: list) -> bool:
@@ -165,6 +173,7 @@ def _extremes(c: Claim, present: list) -> bool:
     keys = {_typed(v): o[1] for v, o in zip(present, orders)}
     return lo in keys and hi in keys and keys[lo] == min(keys.values()) and keys[hi] == max(keys.values())
 
+# %% ../nbs/62_report.ipynb #5089cc11
 def _holds(c: Claim, values: list) -> bool | None:
     if c.kind in ('same', 'signals'): return None
     if c.kind == 'unparsed' or _AMBIGUOUS in values: return False
@@ -193,6 +202,7 @@ def _holds(c: Claim, values: list) -> bool | None:
         return set(distinct) == want
     return None
 
+# %% ../nbs/62_report.ipynb #ee51607c
 def check_claims(claims: list[Claim], units: list[list[tuple[str, str]]]) -> list[Claim]:
     "Set `holds` on every claim by recomputing it from `units`, the `(name, literal)` fields of each replaced unit ('' = absent); returns `claims`."
     rows = []
@@ -243,12 +253,14 @@ def _key(line: str, quotes: bool = False) -> str:
     if '\r' in line.rstrip('\r'): line = next((s for s in reversed(line.split('\r')) if s.strip()), '')
     return (_SPACE_QUOTES if quotes else _SPACE).sub('', line)
 
+# %% ../nbs/62_report.ipynb #6b797a11
 def _starts(lines: list[str]) -> list[int]:
     "Offsets of each line in the joined text, plus a sentinel one past the end."
     out, pos = [], 0
     for line in lines: out.append(pos); pos += len(line) + 1
     return out + [pos]
 
+# %% ../nbs/62_report.ipynb #37eafd20
 class _Lines:
     "One side's lines, their offsets and (lazily) an index from loose key to line numbers."
     def __init__(self, text: str, quotes: bool = False):
@@ -405,6 +417,7 @@ class _Node:
     __slots__ = ('kind', 'start', 'end', 'items')
     def __init__(self, kind, start, end=0, items=None): self.kind, self.start, self.end, self.items = kind, start, end, items
 
+# %% ../nbs/62_report.ipynb #badbd692
 def _scan(text: str, i: int = 0) -> tuple[_Node, int]:
     "Parse one JSON value at `text[i:]` (after whitespace) into a positioned `_Node`; raises `ValueError`."
     i = _WS.match(text, i).end()
@@ -431,6 +444,7 @@ def _scan(text: str, i: int = 0) -> tuple[_Node, int]:
     if not m: raise ValueError(f'not a JSON value at {i}')
     return _Node('scalar', i, m.end()), m.end()
 
+# %% ../nbs/62_report.ipynb #7d0f5c13
 def scan_json(text: str) -> _Node:
     "The positioned tree of the one JSON value in `text`; raises `ValueError` on anything else (trailing content included)."
     node, i = _scan(text)
@@ -444,6 +458,7 @@ def _members(text: str, node: _Node, sort: bool) -> list:
     for ks, child in node.items: last[json.loads(text[ks[0]:ks[1]])] = (ks, child)
     return [last[k] for k in sorted(last)] if sort else list(last.values())
 
+# %% ../nbs/62_report.ipynb #0f898a49
 def indent_json(text: str, root: _Node, inline=lambda node: False, sort: bool = True) -> tuple[str, dict]:
     "`text`'s JSON indented by two spaces (keys sorted, values as written; `inline(node)` keeps a node on one line) and `{id(node): (start, end)}` in the result."
     out, spans, pos = [], {}, 0
@@ -471,13 +486,16 @@ from .compressors.base import loads_lexical, json_fields
 
 def _decoded(text: str, node: _Node): return json.loads(text[node.start:node.end])
 
+# %% ../nbs/62_report.ipynb #04a2d809
 def _marker_of(text: str, node: _Node) -> Marker | None:
     if node.kind != 'obj' or not any(text[a:b] == f'"{MARKER_KEY}"' for (a, b), _ in node.items): return None
     return json_marker(_decoded(text, node))
 
+# %% ../nbs/62_report.ipynb #7ce1e1d7
 def _units(ot: str, elements: list) -> list:
     return [json_fields(loads_lexical(ot[e.start:e.end])) for e in elements]
 
+# %% ../nbs/62_report.ipynb #20b27e53
 def _pairs(vt: str, v: _Node, ot: str, o: _Node, out: list) -> bool:
     "Append `(view node, marker, [original nodes], units)` in view order, markers at any depth; False when a count does not fit."
     ok = True
@@ -506,6 +524,7 @@ def _pairs(vt: str, v: _Node, ot: str, o: _Node, out: list) -> bool:
         ok &= j == len(o.items)
     return ok
 
+# %% ../nbs/62_report.ipynb #9545dd6f
 def _whole_lines(text: str, a: int, b: int) -> tuple[int, int]:
     "Widen `(a, b)` to whole lines when only indentation precedes it and only a comma follows it on its lines."
     ls = text.rfind('\n', 0, a) + 1
@@ -513,6 +532,7 @@ def _whole_lines(text: str, a: int, b: int) -> tuple[int, int]:
     if text[ls:a].strip() or text[b:le].strip() not in ('', ','): return a, b
     return ls, min(le + 1, len(text))
 
+# %% ../nbs/62_report.ipynb #a18c9664
 def align_json(original: str, view: str) -> Alignment:
     "Align a JSON view (marker objects in arrays, marker members in keyed tables, at any depth) against its JSON original, both shown indented alike; raises `ValueError` if either is not one JSON value."
     o_root, v_root = scan_json(original), scan_json(view)
@@ -545,12 +565,14 @@ def _row_units(original: str, text: str) -> list | None:
     else: rows = [r for r in csv.reader(io.StringIO(text, newline=''), delimiter=table.delimiter) if r]
     return [row_fields(header, r) for r in rows]
 
+# %% ../nbs/62_report.ipynb #48f07e85
 def _signal_holds(c: Claim, lines: list[str]) -> bool:
     first = c.value
     cut = len(first) == MAX_SIGNAL_CHARS + 1 and first.endswith('…')
     texts = [l.rstrip('\r') for l in lines]
     return 1 <= c.distinct <= len(texts) and any(t.startswith(first[:-1]) if cut else t == first for t in texts)
 
+# %% ../nbs/62_report.ipynb #45b934b5
 def _check_line_claims(a: Alignment, content_type: str):
     for r in a.elided:
         if not r.claims or r.original is None: continue
@@ -563,6 +585,7 @@ def _check_line_claims(a: Alignment, content_type: str):
         for c in r.claims:
             if c.kind == 'signals': c.holds = _signal_holds(c, text.split('\n')[:r.marker.count] if r.marker.count else text.split('\n'))
 
+# %% ../nbs/62_report.ipynb #d68585ab
 def page_text(original: str) -> str | None:
     "The text the `html` compressor reads from a page (str): its main content rendered, the title first unless the content opens with it; None when it finds none."
     doc = parse_clean(original.encode('utf-8', 'surrogatepass'))
@@ -574,8 +597,10 @@ def page_text(original: str) -> str | None:
     parts = (['# ' + title] if titled else []) + [before, text, after]
     return '\n\n'.join(p for p in parts if p)
 
+# %% ../nbs/62_report.ipynb #92a598b9
 def _text(data: bytes | str) -> str: return data if isinstance(data, str) else bytes(data).decode('utf-8', 'replace')
 
+# %% ../nbs/62_report.ipynb #a6fd8fd4
 def align(original: bytes | str, view: bytes | str, content_type: str = '') -> Alignment:
     "Runs of `view` (a compressed view, bytes or str) against `original`: kept spans, each marker with the original it replaced and its claims checked, drops, rewrites, notes."
     o, v = _text(original), _text(view)
@@ -617,8 +642,10 @@ _PICTURES = {i: 0x2400 + i for i in range(32) if i not in (9, 10)} | {0x7f: 0x24
 
 def _esc(text: str) -> str: return _html.escape(text.replace('\r\n', '\n').translate(_PICTURES), quote=False)
 
+# %% ../nbs/62_report.ipynb #b44ea818
 def _lines_of(text: str) -> int: return text.count('\n') + (0 if text.endswith('\n') or not text else 1)
 
+# %% ../nbs/62_report.ipynb #a7aed6c5
 def _folded(text: str, fold: int) -> str:
     lines = text.split('\n')
     if len(lines) <= 2 * fold + 8: return f'<pre>{_esc(text)}</pre>'
@@ -629,17 +656,20 @@ def _folded(text: str, fold: int) -> str:
 # %% ../nbs/62_report.ipynb #91f46895
 def _nbytes(text: str) -> int: return len(text.encode('utf-8', 'surrogatepass'))
 
+# %% ../nbs/62_report.ipynb #4c3a75ef
 def describe(m: Marker) -> str:
     "A short phrase for what a marker replaced: `8 elements`, `3 lines`, `a function body`."
     if m.unit == 'body': return 'a function body'
     if m.unit == 'gap': return 'a gap between retrieved units'
     return f'{m.count:,} {m.unit}' if m.count != 1 else f'1 {m.unit.removesuffix("s")}'
 
+# %% ../nbs/62_report.ipynb #53ecd5ef
 def _claim_li(c: Claim, n: int | None) -> str:
     on = f' on all {n:,}' if n else ''
-    state = ('cv-holds', f'✓ holds{on}') if c.holds else ('cv-fails', '✗ does not hold') if c.holds is False else ('cv-unchecked', '· not checked')
-    return f'<li class="{state[0]}"><code>{_esc(c.text)}</code> <small>{c.kind}</small> — {state[1]}</li>'
+    css, verdict = ('cv-holds', f'✓ holds{on}') if c.holds else ('cv-fails', '✗ does not hold') if c.holds is False else ('cv-unchecked', '· not checked')
+    return f'<li class="{css}"><code>{_esc(c.text)}</code> <small>{c.kind}</small> — {verdict}</li>'
 
+# %% ../nbs/62_report.ipynb #73a1c5cf
 def claims_html(r: Run) -> str:
     "The claims of an elided run as an HTML list (empty string when it states none), plus its contract note."
     items = [_claim_li(c, r.marker.count if r.marker else None) for c in r.claims]
@@ -682,6 +712,7 @@ def _bar(label: str, n: int, of: int, colour: str) -> str:
     return (f'<div class="cv-bar"><span class="cv-bar-label">{label}</span><span class="cv-bar-track">'
             f'<span style="width:{w:.1f}%;background:{colour}"></span></span><span class="cv-bar-n">{n:,} tokens</span></div>')
 
+# %% ../nbs/62_report.ipynb #d181bee9
 PAGE_CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 18px 24px; color: #111; }
 h1 { font-size: 20px; margin: 0 0 4px 0; } h2 { font-size: 16px; margin: 18px 0 6px 0; }

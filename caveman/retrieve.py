@@ -55,6 +55,7 @@ def _delimited_records(text: str, delimiter: str):
         chunk = ''.join(taken); taken.clear()
         if fields: yield fields, chunk.rstrip('\r\n')
 
+# %% ../nbs/26_retrieve.ipynb #4c40d735
 def csv_units(data: bytes) -> tuple[str, list[str]] | None:
     "(header line, data records sliced verbatim) when `data` is CSV/TSV by the rules of reference §5.3, else None."
     try: text = data.decode('utf-8')
@@ -132,6 +133,7 @@ def query_matches(original: bytes, query: str) -> bool:
     terms = set(tokenize(query))
     return bool(terms) and not terms.isdisjoint(tokenize(original.decode('utf-8', 'surrogateescape')))
 
+# %% ../nbs/26_retrieve.ipynb #349f6a6d
 def retrieve_view(original: bytes, query: str, count_tokens: Callable[[bytes], int] | None = None) -> bytes:
     "What a retrieve with `query` returns (bytes): the exact original for a blank query, the narrowed view when shorter, `no_match_note` when no query term occurs in the original, else the exact original (reference §5.1 with issue 10's no-match rule)."
     if not (query or '').strip(): return original

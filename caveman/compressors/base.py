@@ -7,11 +7,11 @@ __all__ = ['SAFETY_CLASSES', 'ELLIPSIS', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_K
            'MAX_NAME_BYTES', 'MAX_VALUE_BYTES', 'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES',
            'MAX_COVERAGE_VALUES', 'SHED_ORDER', 'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED',
            'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'Safety', 'plural', 'elision_marker', 'is_caveman_view',
-           'dropped_runs', 'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'guard_or',
-           'summary_string', 'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time',
-           'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text', 'json_number', 'json_literal',
-           'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs',
-           'query_fill', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line']
+           'dropped_runs', 'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant',
+           'keep_non_redundant_or_fallback', 'summary_string', 'summary_key', 'literal_text', 'signal_section',
+           'credential_name', 'iso_time', 'value_order', 'summary_budget', 'summarize_elided', 'json_scalar_text',
+           'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding',
+           'contract_line', 'elide_runs', 'query_fill', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -24,6 +24,7 @@ class Compressed:
     method: str = ''
     lossless_to_model: bool | None = None
 
+# %% ../../nbs/10_compressors_base.ipynb #595b09d6
 @dataclass(frozen=True)
 class Compressor:
     """Registry entry for one content type (reference §1.5, §1.7).
@@ -70,6 +71,7 @@ def plural(n: int, unit: str) -> str:
     "`unit` (a plural noun phrase: `lines`, `config lines`, `chars`) as it reads after the count `n`: singular for 1 (`1 config line`), as given otherwise."
     return unit[:-1] if n == 1 and unit.endswith('s') else unit
 
+# %% ../../nbs/10_compressors_base.ipynb #36713b93
 def elision_marker(n: int, what: str = 'lines', summary: str = '') -> str:
     "The marker text for `n` elided units: `… n what elided (caveman) …`, or `… n what elided (caveman): summary …`; `what` is singular for 1 (`plural`; reference §3.16)."
     what = plural(n, what)
@@ -171,6 +173,7 @@ def redundancy_profile(unit: str) -> tuple[bool, frozenset]:
 
 _LINES_TABLE = bytes(_MASKED_TABLE[:10]) + b'\n' + bytes(_MASKED_TABLE[11:])   # as masked, but LF kept
 
+# %% ../../nbs/10_compressors_base.ipynb #1f6a09be
 def redundancy_profiles(units: Sequence[str]) -> list[tuple[bool, frozenset]]:
     "`redundancy_profile` of each unit; short single-line ASCII units share one `bytes.translate` pass (reference §3.1)."
     out = [None] * len(units)
@@ -245,8 +248,8 @@ def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dic
     return keep
 
 # %% ../../nbs/10_compressors_base.ipynb #e7d56b19
-def guard_or(units: Sequence[str], keep: Sequence[bool], fallback: Callable[[list[bool]], list[bool]],
-             most: bool = True) -> list[bool]:
+def keep_non_redundant_or_fallback(units: Sequence[str], keep: Sequence[bool], fallback: Callable[[list[bool]], list[bool]],
+                                   most: bool = True) -> list[bool]:
     "Keep flags from `keep_non_redundant(units, keep)`, or `fallback(list(keep))` when the guard found no redundancy: it promoted 128 units (its cap) or, with `most`, at least half of those it looked at."
     guarded = keep_non_redundant(units, keep)
     promoted, looked = sum(guarded) - sum(keep), len(keep) - sum(keep)
@@ -268,10 +271,12 @@ def summary_string(s: str) -> str:
     lit = _encode_str(s)
     return _EXTRA_ESCAPES.sub(_u_escape, lit) if not lit.isascii() or '\x7f' in lit else lit
 
+# %% ../../nbs/10_compressors_base.ipynb #28fad64c
 def summary_key(name: str) -> str:
     "A field name as written in a summary: bare when it matches `[A-Za-z_][A-Za-z0-9_-]*`, else its `summary_string` (issue 10 grammar)."
     return name if _BARE_KEY.fullmatch(name) else summary_string(name)
 
+# %% ../../nbs/10_compressors_base.ipynb #7531ae24
 def literal_text(lit: str) -> str | None:
     "The text of a string literal from `summary_string` (None for other literals)."
     if lit[:1] != '"': return None
@@ -306,14 +311,17 @@ def _utf8_len(s: str) -> int | None:
     try: return len(s.encode('utf-8'))
     except UnicodeEncodeError: return None
 
+# %% ../../nbs/10_compressors_base.ipynb #dc854fc0
 def credential_name(name: str) -> bool:
     "True when a field name looks like it holds a credential; such fields are never summarised (reference §3.2)."
     return _CREDENTIAL.search(name) is not None
 
+# %% ../../nbs/10_compressors_base.ipynb #f5b2e5c9
 def _name_ok(name: str) -> bool:
     n = _utf8_len(name)
     return bool(n) and n <= MAX_NAME_BYTES and not credential_name(name)
 
+# %% ../../nbs/10_compressors_base.ipynb #02162c62
 def _value_ok(v: str, enum: bool = False) -> bool:
     "Is the *text* `v` (a string's content or a number's spelling) short and plain enough to print?"
     n = _utf8_len(v)
@@ -321,6 +329,7 @@ def _value_ok(v: str, enum: bool = False) -> bool:
     if 'caveman' in v or ELLIPSIS in v or '; ' in v: return False
     return not enum or (n > 0 and ' ' not in v and not _CONTROL.search(v))
 
+# %% ../../nbs/10_compressors_base.ipynb #a2ece93c
 def _number(v: str):
     "The exact numeric value of a finite decimal literal (int or Decimal), else None."
     if not _NUMBER.fullmatch(v): return None
@@ -329,6 +338,7 @@ def _number(v: str):
         except ValueError: pass                              # beyond int's digit limit
     return Decimal(v)
 
+# %% ../../nbs/10_compressors_base.ipynb #e04177a0
 def iso_time(v: str) -> datetime | None:
     "The instant an ISO-8601 timestamp text `v` names (`YYYY-MM-DD[(T| )hh:mm[:ss[.f]][Z|±hh[:mm]]]`; fractions to microseconds), else None."
     if not _ISO_TIME.fullmatch(v): return None
@@ -338,6 +348,7 @@ def iso_time(v: str) -> datetime | None:
     try: return datetime.fromisoformat(v)
     except ValueError: return None
 
+# %% ../../nbs/10_compressors_base.ipynb #c78584cc
 def value_order(lit: str):
     "`(kind, key)` ordering a value literal: 'n' a JSON number, 's' a string spelling a finite number, 't'/'u' an ISO-8601 time with/without zone; None if unordered."
     c = lit[:1]
@@ -388,6 +399,7 @@ def _text_ok(lit: str, enum: bool = False) -> bool:
     t = literal_text(lit)
     return _value_ok(lit if t is None else t, enum)
 
+# %% ../../nbs/10_compressors_base.ipynb #e30a061e
 def _enumeration(f: _Field, n: int, key: str):
     absent = n - f.count
     if f.wide or not all(_text_ok(v, enum=True) for v in f.tally): return None
@@ -396,6 +408,7 @@ def _enumeration(f: _Field, n: int, key: str):
     if all(c == 1 for _, c in buckets): return None            # one unit per bucket: identifiers, not a class
     return ('weak' if 2 * len(buckets) >= n else 'strong'), f'{key}: ' + ' '.join(f'{v}×{c}' for v, c in buckets)
 
+# %% ../../nbs/10_compressors_base.ipynb #b2a44e9f
 def _dense_span(values) -> tuple[str, str] | None:
     "The (low, high) literals when the literals `values` are all strings (or all numbers) of one prefix plus equal-width digits, with no gap."
     prefix, width, nums, quoted = None, None, {}, None
@@ -410,6 +423,7 @@ def _dense_span(values) -> tuple[str, str] | None:
     lo, hi = min(nums), max(nums)
     return (nums[lo], nums[hi]) if hi - lo + 1 == len(nums) else None
 
+# %% ../../nbs/10_compressors_base.ipynb #50fadfb8
 def _coverage(f: _Field, n: int, key: str):
     vals, absent = f.cover, n - f.count
     if len(vals) < 2: return None
@@ -418,6 +432,7 @@ def _coverage(f: _Field, n: int, key: str):
     ordered = f', {f.lo_s}..{f.hi_s}' if f.kind and f.lo_s != f.hi_s else ''
     return 'bounded', f'{key}: {len(vals)} distinct' + ordered + (f', absent×{absent}' if absent else '')
 
+# %% ../../nbs/10_compressors_base.ipynb #f90dd78e
 def _entries(fields: list[_Field], n: int) -> list[tuple[str, str]]:
     entries, coverage = [], 0
     for f in fields:
@@ -440,6 +455,7 @@ def summary_budget(elided_bytes: int) -> int:
     if elided_bytes <= 0: return 160
     return min(160, elided_bytes // 2, max(96, elided_bytes // 4))
 
+# %% ../../nbs/10_compressors_base.ipynb #05b93463
 def _render(entries: list[tuple[str, str]]) -> str:
     consts = [t for k, t in entries if k == 'const']
     ranges = [t for k, t in entries if k == 'range']
@@ -495,6 +511,7 @@ def json_scalar_text(v) -> str | None:
     if t is float: return float.__repr__(v)
     return None
 
+# %% ../../nbs/10_compressors_base.ipynb #1bb6643f
 def json_number(v) -> float | None:
     "Float value of a JSON number from `loads_lexical` (None for non-numbers and for numbers beyond float range)."
     t = type(v)
@@ -516,6 +533,7 @@ def json_literal(v) -> str:
     if t is dict or t is list: return OPAQUE
     return json_scalar_text(v)
 
+# %% ../../nbs/10_compressors_base.ipynb #33f4e3e9
 def json_fields(element) -> list[tuple[str, str]]:
     "Fields of a JSON element (parsed by `loads_lexical` or `json.loads`): every member sorted by key, as `(name, json_literal)`; [] for non-objects (reference §3.2)."
     if type(element) is not dict: return []
@@ -532,6 +550,7 @@ def logfmt_fields(line: str) -> list[tuple[str, str]]:
         out.append((m.group(1), summary_string(v) if v else ''))
     return out
 
+# %% ../../nbs/10_compressors_base.ipynb #b2378ee8
 def log_fields(line: str) -> list[tuple[str, str]]:
     "Fields of a log line: `json_fields` when the trimmed line is one JSON object with a scalar (or null) member, else `logfmt_fields` (reference §3.2)."
     s = line.strip()
@@ -541,6 +560,7 @@ def log_fields(line: str) -> list[tuple[str, str]]:
         if type(obj) is dict and any(type(v) is not dict and type(v) is not list for v in obj.values()): return json_fields(obj)
     return logfmt_fields(line) if "=" in line else []
 
+# %% ../../nbs/10_compressors_base.ipynb #2770ed0e
 def row_fields(header: Sequence[str], cells: Sequence[str]) -> list[tuple[str, str]]:
     "Fields of a table row by column position: (trimmed header name, text literal of the trimmed cell, '' when empty or missing) for every named column (reference §3.2)."
     out = []

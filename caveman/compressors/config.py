@@ -436,7 +436,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     layout = yaml_layout(text, lines) if yml else None
     if yml and layout is None: return None                            # no positions, no safe cut
     blocks = block_scalars(lines, sorted(layout.blocks)) if yml else []   # where the parser saw one: `a: |` inside a string is none
-    groups = [*blocks, *scalar_groups(layout[1])] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
+    groups = [*blocks, *scalar_groups(layout.inside)] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
     inside = {i for a, b in groups for i in range(a + 1, b)}
     comment = comment_lines(lines, kind, inside)
     flag = [_FLAGGED.search(l) is not None or s is not None for l, s in zip(lines, signal_flags(lines, SOURCE))]

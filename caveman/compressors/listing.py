@@ -11,8 +11,8 @@ __all__ = ['FLAG_WORDS', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'NUMERIC_SHARE', 'MIN_RE
 import posixpath
 from collections.abc import Sequence
 
-from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, guard_or,
-                                      query_fill, row_fields)
+from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs,
+                                      keep_non_redundant_or_fallback, query_fill, row_fields)
 from ..detect import fixed_blocks, FixedTable, path_lines
 from ..signals import OUTPUT, forced_signals, signal_flags
 
@@ -36,7 +36,7 @@ def record_keep(cells: Sequence[Sequence[str]], texts: Sequence[str], query: str
         if vals and len(vals) >= NUMERIC_SHARE * n:
             keep[min(vals, key=lambda v: v[0])[1]] = keep[max(vals, key=lambda v: v[0])[1]] = True
     if query: keep = query_fill(list(texts), keep, query, QUERY_LIMIT)
-    return guard_or(list(texts), keep, lambda k: k)
+    return keep_non_redundant_or_fallback(list(texts), keep, lambda k: k)
 
 # %% ../../nbs/23_compressors_listing.ipynb #0da7efea
 def named_columns(table: FixedTable) -> list[tuple[str, int, int | None]]:

@@ -45,11 +45,11 @@ def render_row(cells: Sequence[str], delimiter: str, markdown: bool = False) -> 
     return delimiter.join('"' + c.replace('"', '""') + '"' if _needs_quotes(c, delimiter) else c for c in cells)
 
 # %% ../../nbs/13_compressors_tabular.ipynb #9b2e192d
-from .base import guard_or, row_fields
+from .base import keep_non_redundant_or_fallback, row_fields
 
 def keep_rows(texts: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     "Keep flags after the redundancy guard over the space-joined rows `texts`; when the guard would promote 128 rows or more (rows of distinct entities), `keep` unchanged."
-    return guard_or(texts, keep, lambda keep: keep, most=False)
+    return keep_non_redundant_or_fallback(texts, keep, lambda keep: keep, most=False)
 
 # %% ../../nbs/13_compressors_tabular.ipynb #59b83209
 def summary_fields(header: Sequence[str], cells: Sequence[str]) -> list[tuple[str, str]]:

@@ -33,7 +33,7 @@ def must_keep(line: str) -> bool:
 
 # %% ../../nbs/18_compressors_terminal.ipynb #b385cd6b
 from collections.abc import Sequence
-from .base import guard_or
+from .base import keep_non_redundant_or_fallback
 
 _COMMAND = re.compile(r'[A-Za-z0-9_.-]{1,64}@[A-Za-z0-9_.-]{1,253}:[^$#\n]{0,4096}[$#](?:[ \t]|\Z)'   # user@host:path$
                       r'|\$ |>>> |\.\.\. |In \[\d+\]: |PS [^>\n]{0,4096}> ')
@@ -57,7 +57,7 @@ def keep_session(lines: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     def ends(keep: list[bool]) -> list[bool]:
         for i in output_ends([is_command(l) for l in lines]): keep[i] = True
         return keep
-    return guard_or(lines, keep, ends)
+    return keep_non_redundant_or_fallback(lines, keep, ends)
 
 # %% ../../nbs/18_compressors_terminal.ipynb #359fa41b
 from .base import Compressor, crlf_majority, elide_runs, keep_non_redundant

@@ -62,7 +62,7 @@ def flagged(section: str) -> bool:
 
 # %% ../../nbs/14_compressors_text.ipynb #665ce0d4
 from collections.abc import Sequence
-from .base import guard_or
+from .base import keep_non_redundant_or_fallback
 
 BOILERPLATE_BYTES = 48
 
@@ -91,7 +91,7 @@ def keep_document(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
             if is_heading(s) and i + 1 < len(secs) and not keep[i + 1] and not _boilerplate(secs[i + 1], seen):
                 keep[i + 1] = True; seen.add(secs[i + 1])                           # a repeated lead is boilerplate: kept once
         return keep
-    return guard_or(secs, keep, outline)
+    return keep_non_redundant_or_fallback(secs, keep, outline)
 
 # %% ../../nbs/14_compressors_text.ipynb #74e26c0f
 _MINOR_WORDS = 'a|an|and|as|at|by|for|from|in|into|of|on|or|the|to|via|with|without'

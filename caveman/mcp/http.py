@@ -38,17 +38,20 @@ def parse_bind(spec: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 <= int(port) <= 65535: raise ValueError(f'--http needs HOST:PORT, got {spec!r}')
     return host, int(port)
 
+# %% ../../nbs/52b_mcp_http.ipynb #cb3d079e
 def is_loopback(host: str) -> bool:
     "Whether `host` (a name or address, str) is this machine's loopback interface."
     h = host.strip('[]').lower()
     return h in LOOPBACK_NAMES or h.startswith('127.')
 
+# %% ../../nbs/52b_mcp_http.ipynb #ff2daaa9
 def _host_name(value: str) -> str:
     "The host part of a `Host` header value (`name:port`, `[v6]:port`)."
     value = value.strip()
     if value.startswith('['): return value[1:value.find(']')] if ']' in value else value
     return value.rsplit(':', 1)[0] if value.count(':') == 1 else value
 
+# %% ../../nbs/52b_mcp_http.ipynb #7170421b
 def origin_allowed(origin: str, extra: tuple = ()) -> bool:
     "Whether a request's `Origin` header value (str) may talk to us: a loopback host on any port, or one of `extra` exactly."
     if origin in extra: return True
@@ -63,11 +66,13 @@ _STATELESS_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400
 def _json(body: bytes, status: int = 200, headers: dict | None = None) -> Response:
     return Response(body, status, headers=headers, media_type='application/json')
 
+# %% ../../nbs/52b_mcp_http.ipynb #37ae5261
 def error_response(status: int, code: int, message: str, headers: dict | None = None) -> Response:
     "An HTTP `status` whose body is a JSON-RPC error (`code`, `message`) with `id: null`."
     body = json.dumps({'jsonrpc': '2.0', 'id': None, 'error': {'code': code, 'message': message}}, separators=(',', ':'))
     return _json(body.encode(), status, headers)
 
+# %% ../../nbs/52b_mcp_http.ipynb #ecd5505f
 def stateless_status(reply: bytes) -> int:
     "The HTTP status of a stateless-era reply (bytes of one JSON-RPC response): 200, or 400/404 for its error code."
     try: err = json.loads(reply).get('error')
@@ -85,6 +90,7 @@ def _decode_header(value: str | None) -> str | None:
         except (ValueError, UnicodeDecodeError): return None
     return value
 
+# %% ../../nbs/52b_mcp_http.ipynb #6e834d73
 def header_mismatch(msg: dict, headers) -> str | None:
     "Why a stateless request's `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` header disagrees with its body (`msg`, a dict), or None when they agree."
     version = msg['params']['_meta'][META_PROTOCOL_VERSION]
@@ -113,8 +119,10 @@ class Sessions:
     def close(self, sid: str) -> bool: return self._s.pop(sid, None) is not None
     def __len__(self): return len(self._s)
 
+# %% ../../nbs/52b_mcp_http.ipynb #41aef922
 def _media_type(value: str) -> str: return value.split(';', 1)[0].strip().lower()
 
+# %% ../../nbs/52b_mcp_http.ipynb #8c630744
 async def _read_capped(request: Request, cap: int) -> bytes | None:
     "The request body, or None once it exceeds `cap` bytes (reading stops there)."
     declared = request.headers.get('content-length', '')
@@ -126,6 +134,7 @@ async def _read_capped(request: Request, cap: int) -> bytes | None:
         chunks.append(chunk)
     return b''.join(chunks)
 
+# %% ../../nbs/52b_mcp_http.ipynb #e5ce1b79
 def make_app(methods: McpMethods, new_tools, cap: int, token: str = '', loopback: bool = True,
              allowed_origins: tuple = (), session_limit: int = MAX_CLIENTS) -> Starlette:
     "The Starlette app serving `methods` at `/mcp`: `new_tools()` gives each handshake session its `Tools`; `cap` is the body cap in bytes; `token` (str) required as a bearer token when set."
@@ -224,6 +233,7 @@ def check_bind(host: str, token: str) -> str | None:
         return f'refusing to listen on {host}: a non-loopback bind needs a bearer token in ${TOKEN_ENV}'
     return None
 
+# %% ../../nbs/52b_mcp_http.ipynb #6675316c
 def serve_http(methods: McpMethods, new_tools, host: str, port: int, cap: int, token: str = '') -> int:
     "Serve `methods` over Streamable HTTP on `host`:`port` until SIGTERM (returns 0) or SIGINT (130); 2 when the bind is refused."
     import asyncio, sys, uvicorn
@@ -242,9 +252,9 @@ def serve_http(methods: McpMethods, new_tools, host: str, port: int, cap: int, t
         task = asyncio.ensure_future(server.serve())
         while not server.started and not task.done(): await asyncio.sleep(0.02)
         if server.started:
-            bound = server.servers[0].sockets[0].getsockname()
-            shown = f'[{bound[0]}]' if ':' in bound[0] else bound[0]
-            sys.stderr.write(f'caveman-mcp: listening on http://{shown}:{bound[1]}{MCP_PATH}\n'); sys.stderr.flush()
+            bound_host, bound_port = server.servers[0].sockets[0].getsockname()[:2]   # IPv6 adds flow info and scope id
+            shown = f'[{bound_host}]' if ':' in bound_host else bound_host
+            sys.stderr.write(f'caveman-mcp: listening on http://{shown}:{bound_port}{MCP_PATH}\n'); sys.stderr.flush()
         await task
     try: asyncio.run(run())
     except KeyboardInterrupt: return 130

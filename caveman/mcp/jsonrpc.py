@@ -33,6 +33,7 @@ class RpcError(Exception):
         self.code, self.message, self.data = code, message, data
     def __repr__(self): return f'RpcError({self.code}, {self.message!r}' + (f', data={self.data!r})' if self.data is not None else ')')
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #3939277c
 def method_not_found(method: str) -> RpcError:
     "The −32601 error for a method this server does not serve: message `method not found: <method>` (reference §7.1)."
     return RpcError(METHOD_NOT_FOUND, f'method not found: {method}')
@@ -53,6 +54,7 @@ class JsonNumber(float):
         return self
     def __repr__(self): return f'JsonNumber({self.lexeme!r})'
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #d77bbd50
 def _parse_int(s: str):
     return int(s) if len(s) <= 4000 and s != '-0' else JsonNumber(s)
 
@@ -62,6 +64,7 @@ def _parse_float(s: str):
 
 def _number(s: str): return _parse_float(s) if '.' in s or 'e' in s or 'E' in s else _parse_int(s)
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #bbcabd6b
 def decode_json(text: str) -> Any:
     "Decode one JSON text (str) with the package's reader `caveman.jsonlex.loads_lexical`, keeping number lexemes a float/int would respell as `JsonNumber`; raises `ValueError` (incl. `NaN`/`Infinity` and a repeated member name) or `RecursionError` on bad input."
     return loads_lexical(text, numbers=_number)
@@ -71,9 +74,11 @@ def _dumps(value) -> bytes:
     try: return json.dumps(value, ensure_ascii=False, separators=(',', ':'), allow_nan=False).encode('utf-8')
     except UnicodeEncodeError: return json.dumps(value, separators=(',', ':'), allow_nan=False).encode('ascii')
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #7289aac2
 def _id_bytes(rid) -> bytes:
     return rid.lexeme.encode('ascii') if isinstance(rid, JsonNumber) else _dumps(rid)
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #26ff12b3
 def _result(rid: bytes, result) -> bytes:
     return b''.join((b'{"jsonrpc":"2.0","id":', rid, b',"result":', _dumps(result), b'}'))
 
@@ -88,6 +93,7 @@ _INTERNAL = 'cave_internal_error'
 
 def _short(s: str, n: int = 200) -> str: return s if len(s) <= n else s[:n] + '…'
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #f7e91ef1
 def _answer(msg, dispatch: Callable[[str, Any], Any]) -> bytes | None:
     "The response bytes for one decoded message, or None when nothing is to be written."
     if not isinstance(msg, dict): return _error(_NULL, INVALID_REQUEST, 'invalid request')
@@ -168,6 +174,7 @@ _LAST_ID = re.compile(r'[{,][ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]+(?:\.[0-
 
 def _usable_id(rid) -> bool: return isinstance(rid, (str, int, float, JsonNumber)) and not isinstance(rid, bool)
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #93e348df
 def _value_end(text: str, i: int) -> int:
     "Index just past the JSON value starting at `text[i]` (strings and brackets matched lexically); raises `ValueError` when it does not end within `text`."
     if text[i:i + 1] == '"':
@@ -185,6 +192,7 @@ def _value_end(text: str, i: int) -> int:
         if m and m.end() < len(text): return m.end()
     raise ValueError('value cut off')
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #83a8bc75
 def _id_from_head(text: str):
     "The value of the top-level `id` member among the complete members at the start of a JSON object text (read by `decode_json`); raises `ValueError` when it is not there."
     def ws(i):
@@ -205,6 +213,7 @@ def _id_from_head(text: str):
         if text[i:i + 1] != ',': raise ValueError('no id')
         i += 1
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #73d7907c
 def oversize_request_id(head: bytes, tail: bytes = b'') -> bytes:
     "The raw JSON id (bytes) of an over-long request line from its first bytes `head` or last bytes `tail`, or `null` when neither shows a top-level string or number id (SPEC §8)."
     try:
@@ -244,6 +253,7 @@ def has_feature(version: str, feature: str) -> bool:
     "Whether we send `feature` (a key of the version table, e.g. `'resource_links'`) at protocol `version` (str); unknown versions have none."
     return feature in FEATURES.get(version, ())
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #5d2db8ac
 def negotiate(requested) -> str:
     "The version `initialize` answers: `requested` when it is a handshake version we implement, else our newest handshake version; never raises (MCP lifecycle, version negotiation)."
     return requested if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[0]
@@ -266,11 +276,13 @@ class RequestMeta:
     client_info: dict | None
     client_capabilities: dict
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #51e385a3
 def unsupported_version(requested: str) -> RpcError:
     "The −32022 error for a protocol version we do not serve, listing what we do (spec 2026-07-28 *basic/versioning*)."
     return RpcError(UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version',
                     {'supported': list(SUPPORTED_VERSIONS), 'requested': requested})
 
+# %% ../../nbs/51_mcp_jsonrpc.ipynb #adb52e61
 def read_meta(params) -> RequestMeta | None:
     "The `RequestMeta` of a stateless (2026-07-28) request's `params`, or None for a handshake-era one; raises `RpcError` −32602 (malformed `_meta`) or −32022 (version not served)."
     meta = params.get('_meta') if isinstance(params, dict) else None

@@ -28,7 +28,9 @@ class ToolError(Exception):
     def __init__(self, code: str, message: str):
         super().__init__(message); self.code, self.message = code, message
 
+# %% ../../nbs/52_mcp_tools.ipynb #e4520a9d
 def _dumps(obj) -> str: return json.dumps(obj, ensure_ascii=False, separators=(',', ':'), allow_nan=False)
+
 def _utf8_len(text: str) -> int: return len(text.encode('utf-8', 'surrogatepass'))
 
 # %% ../../nbs/52_mcp_tools.ipynb #25436b08
@@ -167,15 +169,18 @@ def _str_arg(args: dict, name: str, tool: str) -> str:
     if not isinstance(v, str): raise ToolError('cave_invalid_arguments', f'{tool}: {name} must be a string')
     return v
 
+# %% ../../nbs/52_mcp_tools.ipynb #e3c71d5e
 def _args(arguments, tool: str) -> dict:
     if not isinstance(arguments, dict): raise ToolError('cave_invalid_arguments', f'{tool}: invalid arguments')
     return arguments
 
+# %% ../../nbs/52_mcp_tools.ipynb #1598aa96
 def _missing(args: dict, name: str, tool: str) -> ToolError:
     "The error for a missing required argument `name`, naming the arguments that did come (a payload under the wrong name is the usual slip)."
     got = sorted(k for k in args if k != name)
     return ToolError('cave_invalid_arguments', f'{tool}: missing {name}' + (f' (got {", ".join(map(repr, got))})' if got else ''))
 
+# %% ../../nbs/52_mcp_tools.ipynb #faab1ee3
 class Tools:
     "The five caveman tools for one MCP session (reference §7.4–7.8); `engine` is an `Engine` or a function returning one, called once on first use."
     def __init__(self, engine: 'Engine | Callable[[], Engine]', ledger: RetrieveLedger | None = None,
@@ -239,6 +244,7 @@ class NotUtf8(str):
     data: bytes | None = None
     handle: str = ''
 
+# %% ../../nbs/52_mcp_tools.ipynb #5361fa4c
 def model_text(data: bytes, handle: str, exact: bool = True) -> str:
     "`data` (bytes) as text for a tool result: the decoded text when it is valid UTF-8 (or the UTF-8 of a string with lone surrogates, which arrived as JSON escapes and leaves as them), else a `NotUtf8` (note + U+FFFD text, carrying `data` when `exact`, i.e. the full original)."
     try: return data.decode('utf-8')
@@ -252,6 +258,7 @@ def model_text(data: bytes, handle: str, exact: bool = True) -> str:
     out.data, out.handle = (bytes(data) if exact else None), handle
     return out
 
+# %% ../../nbs/52_mcp_tools.ipynb #ef51d215
 def blob_resource(handle: str, data: bytes) -> dict:
     "The embedded `resource` content block holding `data` (bytes) exactly: base64 `blob`, `application/octet-stream`, URI `caveman://ccr/<handle>`."
     import base64
@@ -266,12 +273,14 @@ def _fetch(self: Tools, handle: str, query: str) -> str:
     except ccr.StoreError as e: raise ToolError('cave_store_unavailable', f'the recovery store could not be read, so whether {handle} exists is unknown: {e}')
     return model_text(data, handle, exact=not query.strip())
 
+# %% ../../nbs/52_mcp_tools.ipynb #a7f0103d
 def _is_unicode(s: str) -> bool:
     "False when `s` holds a lone surrogate (`\\udfff`), which no UTF-8 text — and no stored handle — can contain."
     try: s.encode('utf-8')
     except UnicodeEncodeError: return False
     return True
 
+# %% ../../nbs/52_mcp_tools.ipynb #db72515d
 @patch
 def retrieve(self: Tools, arguments) -> str:
     "`caveman_retrieve`: `{recovery_handle, query?}` -> raw text (original, narrowed view, or a ledger note + original)."
@@ -323,6 +332,7 @@ def toon_encode(self: Tools, arguments) -> dict:
         return {'output': text, 'encoded': False, 'input_bytes': n, 'output_bytes': n, 'note': f'not encoded: {e}'}
     return {'output': out, 'encoded': True, 'input_bytes': n, 'output_bytes': _utf8_len(out)}
 
+# %% ../../nbs/52_mcp_tools.ipynb #96d565bd
 @patch
 def toon_decode(self: Tools, arguments) -> str:
     "`caveman_toon_decode`: `{input}` -> compact JSON text; invalid TOON -> `ToolError('cave_invalid_toon')` without echoing the input."
@@ -339,11 +349,13 @@ def resource_link(handle: str) -> dict:
     return {'type': 'resource_link', 'uri': ORIGINAL_URI + handle, 'name': handle, 'mimeType': 'text/plain',
             'description': 'The exact original behind this compressed view (resources/read).'}
 
+# %% ../../nbs/52_mcp_tools.ipynb #450745c9
 def _envelope(text: str, is_error: bool = False) -> dict:
     return {'content': [{'type': 'text', 'text': text}], 'isError': is_error}
 
 def _error(code: str, message: str) -> dict: return _envelope(_dumps({'error': code, 'message': message}), True)
 
+# %% ../../nbs/52_mcp_tools.ipynb #17733e52
 _HANDLERS = {'caveman_compress': 'compress', 'caveman_retrieve': 'retrieve', 'caveman_stats': 'stats',
              'caveman_toon_encode': 'toon_encode', 'caveman_toon_decode': 'toon_decode'}
 
@@ -402,6 +414,7 @@ def client_identity(meta: RequestMeta, credential: str = '') -> str:
     key = json.dumps([credential, str(info.get('name', '')), str(info.get('version', ''))])
     return hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()
 
+# %% ../../nbs/52_mcp_tools.ipynb #6fd886c4
 class ToolsPool:
     "A `Tools` (own ledger and totals, shared engine) per key, at most `limit` of them, least recently used forgotten first."
     def __init__(self, make: Callable[[], Tools], limit: int = MAX_CLIENTS):
@@ -427,10 +440,12 @@ class Session:
     "The handshake-era state of one stdio process or one HTTP session: its `tools` and the negotiated `version` (2024-11-05 until `initialize`)."
     def __init__(self, tools: Tools): self.tools, self.version = tools, PRE_HANDSHAKE_VERSION
 
+# %% ../../nbs/52_mcp_tools.ipynb #81f19653
 def capabilities(version: str) -> dict:
     "Our server capabilities at protocol `version`: tools always, resources from 2025-06-18."
     return {'tools': {}, 'resources': {}} if has_feature(version, 'resources') else {'tools': {}}
 
+# %% ../../nbs/52_mcp_tools.ipynb #4df6fddd
 class McpMethods:
     "The MCP methods over the five tools; `stateless_tools(identity) -> Tools` gives a 2026-07-28 request's tools, `on_ready(tools)` runs after a handshake or a discover; `stateless=False` offers the handshake era only."
     def __init__(self, stateless_tools: Callable[[str], Tools], server_version: str, on_ready: Callable[[Tools], None] | None = None,

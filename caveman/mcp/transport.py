@@ -27,6 +27,7 @@ class LineTooLong:
     head: bytes = field(default=b'', compare=False, repr=False)
     tail: bytes = field(default=b'', compare=False, repr=False)
 
+# %% ../../nbs/50_mcp_transport.ipynb #841f807b
 _PIECE = 1 << 20          # largest single read while collecting a line
 _DRAIN_PIECE = 64 << 10   # largest single read while draining an over-long one
 _HEAD, _TAIL = 64 << 10, 4 << 10   # what an over-long line keeps of its start and end
@@ -35,6 +36,7 @@ def _joined(parts: list, drop_newline: bool) -> bytes:
     if drop_newline: parts[-1] = parts[-1][:-1]
     return parts[0] if len(parts) == 1 else b''.join(parts)
 
+# %% ../../nbs/50_mcp_transport.ipynb #f33842aa
 def read_lines(stream: BinaryIO, cap: int) -> Iterator['bytes | LineTooLong']:
     "Yield each line of a binary `stream` (bytes, newline removed) or a `LineTooLong` for a line over `cap` bytes (newline counted), holding at most `cap` bytes plus one 1 MiB piece of a line; ends only at EOF (reference §7.1)."
     if cap < 1: raise ValueError(f'cap must be at least 1 byte, got {cap}')
@@ -120,6 +122,7 @@ def _logfmt(value) -> str:
     s = value if isinstance(value, str) else str(value)
     return json.dumps(s, ensure_ascii=False) if not s or _NEEDS_QUOTES.search(s) else s
 
+# %% ../../nbs/50_mcp_transport.ipynb #9048c816
 class KeyValueFormatter(logging.Formatter):
     "Formats a record as one line `time=… level=… logger=… msg=… key=value…`, fields from `extra=` appended (reference §7.10)."
     def format(self, record: logging.LogRecord) -> str:
@@ -140,6 +143,7 @@ def log_level(value: str | None = None) -> int:
     level = logging.getLevelName({'WARN': 'WARNING'}.get(raw.upper(), raw.upper()))
     return level if isinstance(level, int) else logging.INFO
 
+# %% ../../nbs/50_mcp_transport.ipynb #c996495d
 def setup_logging(stream=None) -> logging.Handler:
     "Send all logging to `stream` (default: the current `sys.stderr`) as key=value lines at the level from `$CAVEMAN_LOG_LEVEL` (default INFO); replaces a handler from an earlier call; returns the handler (reference §7.10)."
     root = logging.getLogger()
