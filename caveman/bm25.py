@@ -19,6 +19,7 @@ def _split_unicode(tok: str) -> list[str]:
     if cur: out.append(''.join(cur))
     return out
 
+# %% ../nbs/04_bm25.ipynb #44593ade
 def words(text: str) -> list[str]:
     "Maximal runs of Unicode letters, decimal digits and `_` in `text`, in order, case kept (reference §3.1, §5.2)."
     toks = _WORD.findall(text)
@@ -50,6 +51,7 @@ def _okapi() -> type:
             self.idf = {w: math.log(1 + (n - df + 0.5) / (df + 0.5)) for w, df in nd.items()}
     return Okapi
 
+# %% ../nbs/04_bm25.ipynb #a34f4470
 def bm25_scores(docs: list[str], query: str, k1: float = 1.5, b: float = 0.75) -> list[float]:
     "One Okapi BM25 score (float >= 0) per document of `docs` for the distinct tokens of `query`; all 0.0 when the query has no tokens (reference §5.2)."
     if not docs: return []

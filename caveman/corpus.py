@@ -26,12 +26,14 @@ def corpus_dir() -> Path:
         seen.append(str(c))
     raise FileNotFoundError('caveman corpus not found; set CAVEMAN_CORPUS. Looked in: ' + ', '.join(dict.fromkeys(seen)))
 
+# %% ../nbs/00_corpus.ipynb #2d20b414
 def corpus_path(name: str) -> Path:
     "Path of corpus file `name` (e.g. `'json_pip_inspect.json'` or `'catalogs/mcp_git.json'`); raises `FileNotFoundError` if absent."
     p = corpus_dir() / name
     if not p.is_file(): raise FileNotFoundError(f'no corpus file {name!r} in {p.parent}')
     return p
 
+# %% ../nbs/00_corpus.ipynb #69f53232
 def corpus_files(kind: str | None = None, catalogs: bool = False) -> list[Path]:
     "Sorted payload files of the corpus, all or those whose name starts with `kind + '_'`; `catalogs=True` lists `catalogs/*.json` instead."
     d = corpus_dir() / 'catalogs' if catalogs else corpus_dir()

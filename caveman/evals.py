@@ -36,6 +36,7 @@ def _inside(root: Path, rel: str, what: str) -> Path:
     if not p.is_file(): raise ManifestError(f'{what}: no such file {rel!r} under {base}')
     return p
 
+# %% ../nbs/70_evals.ipynb #bf25dba8
 def fixture_path(root: str | Path, fixture: dict) -> Path:
     "Path of a fixture's payload: `file` relative to `root` or `corpus` inside the corpus, both checked after symlink resolution; raises `ManifestError` (reference §9.1)."
     name = fixture.get('name', '?')
@@ -120,11 +121,13 @@ def _loads(o: Outcome):
     try: return True, loads_lexical(o.result.output, numbers=_plain_number)
     except (ValueError, RecursionError): return False, None
 
+# %% ../nbs/70_evals.ipynb #7eee3d0a
 def _toon_same(o: Outcome) -> bool:
     if o.result.method != 'toon': return False
     try: return same_value(parse_json(toon_decode(o.result.output)), parse_json(o.data))
     except (ToonError, ValueError): return False
 
+# %% ../nbs/70_evals.ipynb #e0c519b7
 def _g_exact_match(o, g): return None if o.text.strip() == str(g.get('expected', '')).strip() else 'output differs from expected'
 def _g_ratio_threshold(o, g):
     lo, hi, r = float(g.get('min', 0)), float(g.get('max', 0)), o.result.ratio
@@ -165,6 +168,7 @@ GRADERS = {'exact_match': _g_exact_match, 'ratio_threshold': _g_ratio_threshold,
            'not_contains': _g_not_contains, 'byte_identical': _g_byte_identical, 'compressed': _g_compressed,
            'recall_keys': _g_recall_keys}
 
+# %% ../nbs/70_evals.ipynb #48ac1f07
 def grade(outcome: Outcome, grader) -> str | None:
     "Apply one grader spec (`{type: ..., ...}`) to an outcome: None if it passes, else the failure; unknown or malformed graders fail closed (reference §9.1)."
     if not isinstance(grader, dict) or not isinstance(grader.get('type'), str): return f'malformed grader {grader!r}'
@@ -194,6 +198,7 @@ def word_count(data: bytes) -> int:
     "Words in UTF-8 `data` (undecodable bytes replaced): maximal runs of Unicode letters and digits (reference §9.1)."
     return len(_WORD.findall(data.decode('utf-8', 'replace')))
 
+# %% ../nbs/70_evals.ipynb #53d808ee
 def run_fixture(engine: Engine, fixture: dict, data: bytes) -> dict:
     "Compress `data` as the fixture says and grade it: the per-fixture report of reference §9.1 (dict, JSON-ready)."
     res = engine.compress(data, mode=fixture.get('mode') or 'compress', type=fixture.get('type') or '', query=fixture.get('query') or '')
@@ -221,6 +226,7 @@ def evals_dir() -> Path:
     import caveman
     return Path(caveman.__file__).resolve().parent.parent / 'evals'
 
+# %% ../nbs/70_evals.ipynb #6b8f9e92
 def run_dir(directory: str | Path, engine: Engine | None = None) -> dict:
     "Replay `directory/manifest.yaml` (reference §9.1 RunDir): `{'fixtures': [report, ...], 'totals': {...}, 'passed': bool}`; raises `ManifestError`."
     root = Path(directory)
@@ -236,6 +242,7 @@ def run_dir(directory: str | Path, engine: Engine | None = None) -> dict:
               'word_ratio': saved_ratio(wb, wa), 'probes': probes, 'basis': 'inferred'}
     return {'fixtures': reports, 'totals': totals, 'passed': all(r['passed'] for r in reports)}
 
+# %% ../nbs/70_evals.ipynb #cc005cfc
 def run(engine: Engine | None = None) -> dict:
     "Replay the bundled manifest (`evals_dir()/manifest.yaml`) through a fresh in-memory engine (reference §9.1 Run)."
     return run_dir(evals_dir(), engine)
@@ -258,6 +265,7 @@ def format_report(report: dict) -> str:
                  f"basis {t['basis']}")
     return '\n'.join(lines)
 
+# %% ../nbs/70_evals.ipynb #56e40b8b
 def main(argv: list[str] | None = None) -> int:
     "`make eval`: run the bundled manifest (or the directory given as the one argument), print the table; exit status 0 only if all passed."
     import sys

@@ -23,6 +23,7 @@ PASTE = '(pasted text)'
 def _tokens_row(bar: widgets.IntProgress, label: widgets.Label) -> widgets.HBox:
     return widgets.HBox([bar, label])
 
+# %% ../nbs/65_explore.ipynb #1b9fea7d
 class Explorer:
     "An ipywidgets explorer over an `Engine` (default: an in-memory store): pick or paste a payload, compress, see the runs, retrieve."
     def __init__(self, engine: Engine | None = None, files: list[Path] | None = None):
@@ -68,6 +69,7 @@ def _payload(self: Explorer) -> tuple[bytes, str]:
     if self.source.value is not None: return Path(self.source.value).read_bytes(), Path(self.source.value).name
     return self.paste.value.encode('utf-8', 'surrogatepass'), 'pasted text'
 
+# %% ../nbs/65_explore.ipynb #908c7ea6
 @patch
 def compress(self: Explorer) -> Result:
     "Compress the current payload with the chosen type and query, and show the outcome; returns the engine `Result`."
@@ -117,6 +119,7 @@ def retrieve(self: Explorer) -> bytes:
                                 f'<div style="max-height:480px;overflow:auto">{runs_html(a)}</div>')
     return out
 
+# %% ../nbs/65_explore.ipynb #13d6b141
 @patch
 def show(self: Explorer, payload: str | bytes, type: str = '', query: str = '') -> Explorer:
     "Pick corpus file `payload` by name, or paste `payload` (text or bytes) when no such file is offered; then compress. Returns the explorer."

@@ -4,8 +4,7 @@
 
 # %% auto #0
 __all__ = ['SHRINK_TYPE', 'MAX_INPUT_BYTES', 'USAGE', 'compact_json', 'opened_store', 'shrink', 'recover', 'reduction',
-           'ToolLint', 'Report', 'lint', 'InputTooLarge', 'read_capped', 'report_line', 'not_json_reason', 'run',
-           'main', 'selection_profile']
+           'ToolLint', 'Report', 'lint', 'report_line', 'not_json_reason', 'run', 'main', 'selection_profile']
 
 # %% ../nbs/41_shrink.ipynb #64527043
 import json, os, sys
@@ -121,21 +120,10 @@ def lint(catalog: bytes | str, counter: Counter | None = None) -> Report:
     return Report(rows, engine.counter.name)
 
 # %% ../nbs/41_shrink.ipynb #1c3e85e3
+from .command import InputTooLarge, VERSION_ARGS, error_line, json_line, read_capped, read_source, version_line
+
 MAX_INPUT_BYTES = 32 * 1024 * 1024   # 33,554,432 bytes (SPEC §13)
 USAGE = 'usage: caveman-shrink [shrink] [FILE|-] | lint [--json] FILE|- | recover HANDLE | --help | --version'
-
-class InputTooLarge(ValueError):
-    "An input over the byte cap (`cave_input_too_large`)."
-
-def read_capped(stream, limit: int = MAX_INPUT_BYTES, what: str = 'stdin') -> bytes:
-    "All bytes of binary `stream` if there are at most `limit`, reading no more than `limit + 1`; raises `InputTooLarge` otherwise (SPEC §13)."
-    chunks, n = [], 0
-    while n <= limit:
-        chunk = stream.read(limit + 1 - n)
-        if not chunk: break
-        chunks.append(chunk); n += len(chunk)
-    if n > limit: raise InputTooLarge(f'{what} exceeds {limit} bytes')
-    return b''.join(chunks)
 
 # %% ../nbs/41_shrink.ipynb #4e633853
 def report_line(res: Result, note: str = '') -> dict:
@@ -146,10 +134,10 @@ def report_line(res: Result, note: str = '') -> dict:
     return d
 
 def _line(stream, obj: dict):
-    stream.write((json.dumps(obj) + '\n').encode()); stream.flush()
+    stream.write(json_line(obj, compact=False)); stream.flush()
 
 def _fatal(stderr, code: str, message: str) -> int:
-    _line(stderr, {'error': code, 'message': message})
+    stderr.write(error_line(code, message, compact=False)); stderr.flush()
     return 1
 
 def _usage(stderr) -> int:
@@ -159,9 +147,7 @@ def _usage(stderr) -> int:
 # %% ../nbs/41_shrink.ipynb #b0e75209
 def _read(path: str | None, stdin, stderr) -> bytes | int:
     "The capped bytes of `path` (`None` or `-`: `stdin`), or the exit code of the fatal error already reported."
-    try:
-        if path in (None, '-'): return read_capped(stdin)
-        with open(path, 'rb') as f: return read_capped(f, what=path)
+    try: return read_source(path, stdin, MAX_INPUT_BYTES)
     except InputTooLarge as e: return _fatal(stderr, 'cave_input_too_large', str(e))
     except OSError as e: return _fatal(stderr, 'cave_read_failed', f'read {path}: {e.strerror or e}')
 
@@ -242,9 +228,8 @@ def _parser():
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` or `--version` (reference §8.2)."
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] in (['--version'], ['-V'], ['version']):
-        from caveman import __version__
-        sys.stdout.write(f'caveman-shrink {__version__}\n'); sys.stdout.flush()
+    if argv[:1] and argv[0] in VERSION_ARGS:
+        sys.stdout.write(version_line('caveman-shrink').decode()); sys.stdout.flush()
         return 0
     if argv and argv[0] not in _VERBS and (argv[0] == '-' or (not argv[0].startswith('-') and os.path.exists(argv[0]))):
         argv = ['shrink'] + argv                            # `caveman-shrink FILE` is `caveman-shrink shrink FILE`

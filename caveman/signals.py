@@ -58,10 +58,6 @@ _CLASSES = [  # (class, literals, pattern, profiles)
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat)) for cls, lits, pat, profiles in _CLASSES if p in profiles] for p in (OUTPUT, PROSE, SOURCE)}
 _LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits))
 
-def _has_literal(text: str) -> bool:
-    low = text.lower()
-    return any(l in low for l in _LITERALS)
-
 def line_signal(line: str, profile: str = OUTPUT) -> str | None:
     "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, tried in that order) under a profile, or None."
     low = line.lower()
@@ -103,6 +99,7 @@ def _line_flags(lines: Sequence[str], profile: str) -> list[str | None]:
     for n in cand: flags[n] = line_signal(lines[n], profile)
     return flags
 
+# %% ../nbs/05_signals.ipynb #c4645e72
 def _frames(lines: Sequence[str], flags: list) -> None:
     "Flag the last frame of each failure in place (see above)."
     last = None
@@ -116,6 +113,7 @@ def _frames(lines: Sequence[str], flags: list) -> None:
             if not flags[last]: flags[last] = 'frame'
             last = None
 
+# %% ../nbs/05_signals.ipynb #debbf622
 def signal_flags(lines: Sequence[str], profile: str = OUTPUT) -> list[str | None]:
     "Per line (str, no line end): its signal class or None, under `profile`, `frame`s included; linear in the text."
     flags = _line_flags(lines, profile)
@@ -139,6 +137,7 @@ def _rewrite_changes(lines: Sequence[str], flags: list) -> None:
             for i in odd:
                 if not flags[i]: flags[i] = 'change'
 
+# %% ../nbs/05_signals.ipynb #a0c48e2e
 def diff_signal_flags(lines: Sequence[str]) -> list[str | None]:
     "Per line of a unified diff (str, no line end): `definition` / `change` / a line class, or None; context lines never signal."
     flags = _line_flags(lines, SOURCE)
@@ -177,6 +176,13 @@ def member_signal(key: str, value) -> bool:
         return k in _LEVEL_KEYS and v.lower() in _BAD_LEVELS
     return False
 
+# %% ../nbs/05_signals.ipynb #4dc18eb7
+def _has_literal(text: str) -> bool:
+    "Does `text` contain (case-insensitively) a literal of any line class?"
+    low = text.lower()
+    return any(l in low for l in _LITERALS)
+
+# %% ../nbs/05_signals.ipynb #255b6ac3
 def json_signal(value) -> str | None:
     "The first signal in a parsed JSON value (any depth): a `key=value` member text or a string line; None when it holds none."
     stack = [value]

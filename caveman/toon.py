@@ -18,11 +18,12 @@ from .jsonlex import ConstantError, DuplicateNameError, loads_lexical
 class ToonError(ValueError):
     "A JSON value that cannot be encoded, or text that is not valid TOON. `str(err)` is a short reason that never contains the input."
 
+# %% ../nbs/06_toon.ipynb #d928f346
 def _clip(text: str, limit: int = 120) -> str:
     "`text` cut to `limit` characters with an ellipsis, so an error message never carries a whole payload."
     return text if len(text) <= limit else text[:limit - 1] + '…'
 
-# %% ../nbs/06_toon.ipynb #d928f346
+# %% ../nbs/06_toon.ipynb #7c012f0b
 def _int(text: str):
     try: return int(text)
     except ValueError: return Decimal(text)  # more digits than sys.get_int_max_str_digits()
@@ -31,6 +32,7 @@ def _exact_number(lexeme: str):
     "A JSON number lexeme as an exact value: `int`, or `Decimal` for fractions, exponents and over-long integers."
     return Decimal(lexeme) if '.' in lexeme or 'e' in lexeme or 'E' in lexeme else _int(lexeme)
 
+# %% ../nbs/06_toon.ipynb #cc6acbc1
 def parse_json(json_text: str | bytes):
     "Parse exactly one JSON value from `json_text` (str, or UTF-8 bytes) with exact numbers (`int`/`Decimal`); raises `ToonError` on invalid JSON, trailing content, duplicate keys, NaN/Infinity (reference §6.1)."
     if isinstance(json_text, (bytes, bytearray)):
@@ -52,6 +54,7 @@ def _dumps(value, **options) -> str:
     except RecursionError: raise ToonError('JSON is nested too deeply to encode') from None
     except ValueError as e: raise ToonError(f'not encodable as TOON: {_clip(str(e), 80)}') from None
 
+# %% ../nbs/06_toon.ipynb #a12261da
 @contextmanager
 def _exact_ints(digits: int = 100_000):
     "Raise Python's int/str digit limit (default 4,300) to `digits` for one codec call, so integers up to that length stay integers and are spelled as digits."
@@ -60,6 +63,7 @@ def _exact_ints(digits: int = 100_000):
     try: yield
     finally: sys.set_int_max_str_digits(old)
 
+# %% ../nbs/06_toon.ipynb #510952d5
 def encode(json_text: str | bytes, **options) -> str:
     "TOON text (no trailing newline) for the one JSON value in `json_text` (str or UTF-8 bytes), numbers exact and canonical (TOON v4 §2); raises `ToonError` if it is not exactly one valid JSON value (SPEC §7, reference §6.1)."
     with _exact_ints(): return _dumps(parse_json(json_text), **options)
@@ -74,6 +78,7 @@ class _Number:
     __slots__ = ('text',)
     def __init__(self, text: str): self.text = '0' if _NEGATIVE_ZERO.fullmatch(text) else text
 
+# %% ../nbs/06_toon.ipynb #c1417d21
 def _dump_json(value) -> str:
     "Compact JSON text for a decoded or parsed JSON value (numbers as `_Number`, `int`, `Decimal` or `float`), key order kept."
     out = []
@@ -98,12 +103,14 @@ def _dump_json(value) -> str:
     emit(value)
     return ''.join(out)
 
+# %% ../nbs/06_toon.ipynb #e3220ac0
 def _as_json_container(text: str) -> str | None:
     "Compact JSON for `text` when it is a JSON object or array, else None."
     if text.lstrip()[:1] not in ('{', '['): return None
     try: return _dump_json(parse_json(text))
     except ToonError: return None
 
+# %% ../nbs/06_toon.ipynb #6e747487
 _JSON_NOT_TOON = 'invalid TOON: the input is JSON, not TOON; no JSON was emitted'
 
 def decode(toon_text: str | bytes, **options) -> str:
@@ -171,6 +178,7 @@ def _load_cases(folder: Path) -> list[dict]:
                               test=t, options=opts))
     return cases
 
+# %% ../nbs/06_toon.ipynb #ce86e8ba
 def _signature(case: dict) -> str:
     return json.dumps([case['category'], _dump_json(case['test']['input']), sorted(case['options'].items())])
 
@@ -178,6 +186,7 @@ def _outcome(case: dict) -> str:
     t = case['test']
     return 'error' if t.get('shouldError') else _dump_json(t['expected'])
 
+# %% ../nbs/06_toon.ipynb #7f54c6ad
 def _version_key(version: str) -> tuple:
     return tuple(int(x) for x in re.findall(r'\d+', version))
 
@@ -230,6 +239,7 @@ def run_conformance(root: str | Path | None = None) -> dict:
             elif status != 'passed': report['skipped'].append(dict(where, status=status, reason=why))
     return report
 
+# %% ../nbs/06_toon.ipynb #1f32d25a
 def conformance_summary(report: dict) -> str:
     "One line per version and category: `v4.0.0 decode: 339 passed, 0 failed, 4 skipped (optional), 0 skipped (changed)`."
     return '\n'.join(f'{v} {cat}: {n["passed"]} passed, {n["failed"]} failed, {n["skipped_optional"]} skipped (optional), {n["skipped_changed"]} skipped (changed)'

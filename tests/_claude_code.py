@@ -10,6 +10,7 @@ import json, platform, shutil, subprocess, sys
 from pathlib import Path
 
 from _npm import npm_install
+from conftest import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE, VERSION = '@anthropic-ai/claude-code', '2.1.197'
@@ -34,9 +35,9 @@ def claude_binary(version: str = VERSION, npm_dir: Path = NPM_DIR) -> str:
 
 def host_env(home: Path, extra: dict | None = None) -> dict:
     "A clean environment for one Claude Code session whose home (and caveman home) is `home`."
-    return {'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(home),
-            'CAVEMAN_HOME': str(Path(home) / 'cv'), 'DISABLE_AUTOUPDATER': '1',
-            'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1', **(extra or {})}
+    return child_env(only=(), **{'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(home),
+                                 'CAVEMAN_HOME': str(Path(home) / 'cv'), 'DISABLE_AUTOUPDATER': '1',
+                                 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1', **(extra or {})})
 
 
 def run_claude(claude: str, project: Path, env: dict, tools: str, prompt: str = 'work on this project',

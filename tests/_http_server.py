@@ -3,7 +3,7 @@ the HTTP, Inspector and protocol-bench tests."""
 import http.client, json, os, signal, subprocess, time
 from pathlib import Path
 
-from conftest import server_command
+from conftest import server_command, child_env
 
 MODERN = {'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {},
           'io.modelcontextprotocol/clientInfo': {'name': 'raw-http', 'version': '1'}}
@@ -13,8 +13,7 @@ class HttpServer:
     "A running `caveman-mcp --http BIND`; `.port` once it said where it listens."
     def __init__(self, tmp: Path, bind='127.0.0.1:0', **env):
         self.err = open(tmp / f'http-{time.monotonic_ns()}.log', 'w+')
-        full = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_')}
-        full.update({'CAVEMAN_CCR_DB': str(tmp / 'store' / 'ccr.db'), 'CAVEMAN_HOME': str(tmp / 'home'), **env})
+        full = child_env(**{'CAVEMAN_CCR_DB': str(tmp / 'store' / 'ccr.db'), 'CAVEMAN_HOME': str(tmp / 'home'), **env})
         self.p = subprocess.Popen(server_command() + ['--http', bind], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=self.err, env=full)
         deadline = time.monotonic() + 60

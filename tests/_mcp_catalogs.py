@@ -15,6 +15,7 @@ import asyncio, json, os, shutil, subprocess, sys
 from pathlib import Path
 
 from _npm import npm_install
+from conftest import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / '.work' / 'mcp-catalogs'
@@ -65,7 +66,7 @@ def _command(name: str, tmp: Path) -> tuple[str, list[str], dict]:
     if reg == 'npm': cmd = [shutil.which('node') or 'node', str(NPM_DIR / 'node_modules' / '.bin' / exe)]
     else: cmd = [str(VENV / 'bin' / exe)]
     fill = lambda s: s.replace('{tmp}', str(tmp))
-    full_env = {'PATH': os.environ.get('PATH', '/usr/bin:/bin'), 'HOME': str(tmp), **{k: fill(v) for k, v in env.items()}}
+    full_env = child_env(only=('PATH',), HOME=str(tmp), **{k: fill(v) for k, v in env.items()})
     return cmd[0], cmd[1:] + [fill(a) for a in args], full_env
 
 

@@ -9,7 +9,7 @@ Three servers speak the same framing:
 import json, os, queue, subprocess, sys, threading
 from pathlib import Path
 
-from conftest import server_command
+from conftest import server_command, child_env
 
 HERE = Path(__file__).resolve().parent
 CAP_ENV = 'CAVEMAN_MCP_MAX_INBOUND_BYTES'
@@ -27,10 +27,8 @@ def command(kind: str) -> list[str]:
 
 def server_env(kind: str, **extra) -> dict:
     "The test process's environment without caveman settings; caveman servers get an in-memory store unless `extra` names one."
-    env = {k: v for k, v in os.environ.items() if k not in CLEARED}
-    if kind != 'echo' and 'CAVEMAN_CCR_DB' not in extra: env['CAVEMAN_MCP_EPHEMERAL'] = '1'
-    env.update(extra)
-    return env
+    ephemeral = {'CAVEMAN_MCP_EPHEMERAL': '1'} if kind != 'echo' and 'CAVEMAN_CCR_DB' not in extra else {}
+    return child_env(**{**ephemeral, **extra})
 
 
 def run(kind: str, data: bytes, timeout=180, **env) -> subprocess.CompletedProcess:

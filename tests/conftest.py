@@ -14,6 +14,22 @@ def server_command() -> list[str]:
         pytest.fail('caveman-mcp is not on PATH: run the tests through `make test` (it installs the package)')
     return [exe]
 
+# The one way tests set environment variables. In-process code that must see a variable: fastcore's
+# `modified_env` (`with modified_env(CAVEMAN_X='1'): ...`; it restores the old values, and the notebooks use it
+# too). A subprocess: `env=child_env(NAME=value, ...)` — never `os.environ` edited or copied by hand.
+SHARED_DATA = ('CAVEMAN_CORPUS', 'CAVEMAN_TOON_CONFORMANCE')   # where the team's test data lives: kept, not a setting
+
+def child_env(*, only: tuple[str, ...] | None = None, **values) -> dict[str, str]:
+    """The environment of a subprocess a test starts: this process's environment without its `CAVEMAN_*` settings (a
+    developer's own must not change what a test sees; `SHARED_DATA` stays), or with `only=` just the names listed (an
+    isolated host: `only=('PATH',)`); then `values` over it, where None removes a name."""
+    if only is not None: env = {k: os.environ[k] for k in only if k in os.environ}
+    else: env = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_') or k in SHARED_DATA}
+    for k, v in values.items():
+        if v is None: env.pop(k, None)
+        else: env[k] = str(v)
+    return env
+
 @pytest.fixture
 def store_env(tmp_path):
     "Environment for a server sharing one fresh store file in a temp dir (never ~/.caveman)."
@@ -34,7 +50,7 @@ def chromium() -> str:
     "Debian's chromium, installed with apt-get when missing (CI runs as root on a fresh machine)."
     if not os.path.exists(CHROMIUM):
         if os.geteuid() != 0: pytest.fail(f'{CHROMIUM} is missing and installing it needs root: apt-get install -y chromium')
-        env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+        env = child_env(DEBIAN_FRONTEND='noninteractive')
         subprocess.run(['apt-get', 'update'], check=True, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=900)
         r = subprocess.run(['apt-get', 'install', '-y', 'chromium'], env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=1800)
         if r.returncode != 0: pytest.fail('apt-get install -y chromium failed:\n' + r.stderr.decode(errors='replace')[-2000:])

@@ -6,6 +6,7 @@ payload recipe is shared by the workers and by the checks. Workers report JSON o
 every exception instead of dying, so a failure shows what went wrong where."""
 import hashlib, json, os, subprocess, sys, time
 from pathlib import Path
+from conftest import child_env
 
 HERE = Path(__file__).resolve()
 N_WORKERS, N_PUTS = 4, 200
@@ -124,9 +125,7 @@ import pytest
 @pytest.fixture
 def env(tmp_path):
     "Child environment: the store budget unset and the home pointed into the temp dir, so nothing touches ~/.caveman."
-    e = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_CCR')}
-    e['CAVEMAN_HOME'] = str(tmp_path / 'home')
-    return e
+    return child_env(CAVEMAN_HOME=str(tmp_path / 'home'))
 
 
 def start(spec: dict, env: dict) -> subprocess.Popen:

@@ -14,17 +14,14 @@ import pytest
 
 from caveman import ccr
 from caveman.engine import Engine, RecoveryStoreError
-from conftest import server_command
+from conftest import server_command, child_env
 from _mcp_lines import Live, call, tool_text
 from _pg import PASSWORD, PgServer
 from test_ccr_multiprocess import digest, expected_handle, finish, payload, run as run_workers, seed, start
 
 
 def clean_env(tmp_path, **extra) -> dict:
-    e = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_')}
-    e['CAVEMAN_HOME'] = str(tmp_path / 'home')
-    e.update(extra)
-    return e
+    return child_env(**{'CAVEMAN_HOME': str(tmp_path / 'home'), **extra})
 
 
 def table_truth(pg, url) -> tuple[dict, int, int]:

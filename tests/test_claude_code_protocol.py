@@ -13,7 +13,7 @@ import json, os, platform, shutil, subprocess, sys
 
 import pytest
 
-from conftest import ROOT, server_command
+from conftest import ROOT, server_command, child_env
 from _npm import npm_install
 from _http_server import HttpServer
 
@@ -38,7 +38,7 @@ def claude() -> str:
 
 
 def claude_run(claude, home, *args) -> str:
-    env = {'PATH': os.environ['PATH'], 'HOME': str(home), **QUIET}
+    env = child_env(only=('PATH',), HOME=str(home), **QUIET)
     r = subprocess.run([claude, *args], capture_output=True, text=True, timeout=180, cwd=home, env=env, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, (args, r.stdout[-2000:], r.stderr[-2000:])
     return r.stdout

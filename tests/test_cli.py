@@ -8,6 +8,7 @@ import pytest
 from caveman import ccr
 from caveman.corpus import KINDS, corpus_files, corpus_path
 from caveman.detect import detect as detect_type, unwrap
+from conftest import child_env
 
 CAP = 64 * 1024 * 1024
 
@@ -21,10 +22,7 @@ def exe(name='caveman') -> str:
 @pytest.fixture
 def env(tmp_path):
     "A process environment whose store lives under tmp_path (never ~/.caveman)."
-    e = dict(os.environ)
-    e.pop('CAVEMAN_MCP_EPHEMERAL', None)
-    e.update(CAVEMAN_CCR_DB=str(tmp_path / 'store' / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'))
-    return e
+    return child_env(CAVEMAN_CCR_DB=str(tmp_path / 'store' / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'))
 
 
 def cav(env, *args, input=b'', timeout=120):
@@ -276,13 +274,13 @@ def test_binary_input_is_refused_not_echoed(tmp_path):
     import sys as _sys
     exe = open(_sys.executable, 'rb').read()
     r = subprocess.run(['caveman', 'compress'], input=exe, capture_output=True, timeout=120,
-                       env={**os.environ, 'CAVEMAN_CCR_DB': str(tmp_path / 'ccr.db')})
+                       env=child_env(CAVEMAN_CCR_DB=str(tmp_path / 'ccr.db')))
     assert (r.returncode, r.stdout) == (1, b'')
     assert json.loads(r.stderr)['error'] == 'cave_binary_input'
 
 
 def test_unknown_type_is_a_usage_error_listing_the_types(tmp_path):
     r = subprocess.run(['caveman', 'compress', '--type', 'jsno'], input=b'{"a": 1}', capture_output=True, timeout=120,
-                       env={**os.environ, 'CAVEMAN_CCR_DB': str(tmp_path / 'ccr.db')})
+                       env=child_env(CAVEMAN_CCR_DB=str(tmp_path / 'ccr.db')))
     assert (r.returncode, r.stdout) == (2, b'')
     assert b"unknown content type 'jsno'" in r.stderr and b'json' in r.stderr and b'listing' in r.stderr

@@ -12,6 +12,7 @@ from hypothesis import given, settings, HealthCheck, strategies as st
 
 from caveman.corpus import corpus_files, corpus_path
 from caveman.compressors import diff, html, repetition, code
+from conftest import child_env
 
 MODULES = {'diff': diff, 'html': html, 'repetition': repetition, 'code': code}
 
@@ -66,7 +67,7 @@ def test_determinism_across_processes():
               '    out = m.COMPRESSOR(b)\n'
               '    print(p.name, hashlib.sha256(out.output if out else b"-").hexdigest())\n')
     runs = [subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=120,
-                           stdin=subprocess.DEVNULL, env={**os.environ, 'PYTHONHASHSEED': seed}, check=True).stdout
+                           stdin=subprocess.DEVNULL, env=child_env(PYTHONHASHSEED=seed), check=True).stdout
             for seed in ('1', '2')]
     assert runs[0] == runs[1] and runs[0].count('\n') == len(OWN_FILES)
 

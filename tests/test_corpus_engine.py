@@ -16,6 +16,7 @@ from caveman.corpus import corpus_files
 from caveman.detect import unwrap
 from caveman.engine import Engine, default_registry
 from fastcore.xtras import modified_env
+from conftest import child_env
 
 KIND = dict(json='json', log='log', csv='tabular', diff='diff', search='search-result', html='html',
             yaml='config', terminal='terminal', code='code', prose='text')
@@ -80,7 +81,7 @@ DIGESTS = ('import hashlib, sys\nfrom caveman import ccr\nfrom caveman.corpus im
 def test_determinism_across_processes():
     "Hash randomisation and process state must not change any output: two interpreters, two hash seeds."
     runs = [subprocess.run([sys.executable, '-c', DIGESTS], capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
-                           env={**os.environ, 'PYTHONHASHSEED': seed}, check=True).stdout for seed in ('1', '2')]
+                           env=child_env(PYTHONHASHSEED=seed), check=True).stdout for seed in ('1', '2')]
     assert runs[0] == runs[1] and runs[0].count('\n') == len(FILES)
 
 

@@ -13,6 +13,7 @@ import pytest
 from caveman import ccr
 from caveman.detect import detect, unwrap
 from caveman.engine import Engine
+from conftest import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEM = re.compile(r'\b(?:error|fatal|panic|exception|traceback|fail|failed|failure|warn|warning)\b', re.I | re.A)
@@ -20,7 +21,7 @@ PROBLEM = re.compile(r'\b(?:error|fatal|panic|exception|traceback|fail|failed|fa
 
 def run(cmd, cwd=None, env=None, timeout=300) -> bytes:
     "stdout + stderr of an offline command (whatever its exit status: failing tests are output too)."
-    p = subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
+    p = subprocess.run(cmd, cwd=cwd, env=child_env(**(env or {})), stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     return p.stdout
 

@@ -6,6 +6,7 @@ import pytest
 
 from caveman.detect import CONTENT_TYPES
 from caveman.evals import ManifestError, evals_dir, load_manifest, run, run_dir
+from conftest import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_CMD = [sys.executable, '-c', 'import sys; from caveman.evals import main; sys.exit(main(sys.argv[1:]))']
@@ -15,7 +16,7 @@ KINDS = {'json', 'log', 'tabular', 'text', 'diff', 'config', 'search-result', 't
 
 def test_make_eval_command_prints_the_table_and_passes():
     p = subprocess.run(EVAL_CMD, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300, cwd=ROOT,
-                       env={**os.environ, 'CAVEMAN_CCR_DB': '/nonexistent/never-used.db'})
+                       env=child_env(CAVEMAN_CCR_DB='/nonexistent/never-used.db'))
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     lines = p.stdout.strip().split('\n')
     n = len(load_manifest(evals_dir() / 'manifest.yaml'))

@@ -16,6 +16,7 @@ import pytest
 from caveman import ccr
 from caveman.detect import detect, unwrap
 from caveman.engine import Engine
+from conftest import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(sysconfig.get_paths()['purelib'])
@@ -27,7 +28,7 @@ CONTRACT = '… caveman: elided '
 def run(argv, cwd=None, timeout=300) -> bytes:
     "stdout + stderr of a command run now (whatever its exit status)."
     p = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=timeout, env={**os.environ, 'LC_ALL': 'C.UTF-8', 'COLUMNS': '200', 'MANWIDTH': '80'})
+                       timeout=timeout, env=child_env(LC_ALL='C.UTF-8', COLUMNS='200', MANWIDTH='80'))
     return p.stdout
 
 def need(prog: str) -> str:

@@ -7,6 +7,7 @@ import json, os, re, stat, subprocess, sys
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 CAVEMAN = Path(sys.executable).with_name('caveman')
 PY = sys.executable
@@ -16,7 +17,7 @@ PY = sys.executable
 def env(tmp_path):
     if not CAVEMAN.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
     (tmp_path / 'home').mkdir(); (tmp_path / 'project').mkdir()
-    return {'PATH': os.environ['PATH'], 'HOME': str(tmp_path / 'home'), 'CAVEMAN_HOME': str(tmp_path / 'cv')}
+    return child_env(only=('PATH',), HOME=str(tmp_path / 'home'), CAVEMAN_HOME=str(tmp_path / 'cv'))
 
 
 def run(env, cwd, *args) -> subprocess.CompletedProcess:

@@ -8,6 +8,7 @@ import json, subprocess, sys
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 CAVEMAN = Path(sys.executable).with_name('caveman')
 
@@ -19,7 +20,7 @@ def hook(data: bytes, env: dict, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture
 def env(tmp_path):
     if not CAVEMAN.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
-    return {'PATH': '/usr/bin:/bin', 'HOME': str(tmp_path / 'home'), 'CAVEMAN_HOME': str(tmp_path / 'cv')}
+    return child_env(only=(), PATH='/usr/bin:/bin', HOME=str(tmp_path / 'home'), CAVEMAN_HOME=str(tmp_path / 'cv'))
 
 
 def bash_event(stdout: str, **extra) -> bytes:

@@ -15,6 +15,7 @@ import pytest
 
 from _fake_openai import FakeOpenAI, function_call, call_outputs, message
 from _agent_hosts import HANDLE, caveman_exe, caveman_cli, codex_binary, host_binary_fixture
+from conftest import child_env
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +30,8 @@ class Session:
         self.project, self.home = tmp / 'project', tmp / 'home'
         self.project.mkdir(); (self.home / '.codex').mkdir(parents=True)
         self.codex_home = self.home / '.codex'
-        self.env = {'PATH': f'{Path(sys.executable).parent}:{Path(codex).parent}:/usr/local/bin:/usr/bin:/bin',
-                    'HOME': str(self.home), 'CODEX_HOME': str(self.codex_home), 'CAVEMAN_HOME': str(self.home / 'cv')}
+        self.env = child_env(only=(), PATH=f'{Path(sys.executable).parent}:{Path(codex).parent}:/usr/local/bin:/usr/bin:/bin',
+                             HOME=str(self.home), CODEX_HOME=str(self.codex_home), CAVEMAN_HOME=str(self.home / 'cv'))
         self.port_placeholder = 'http://127.0.0.1:9/v1'
         (self.codex_home / 'config.toml').write_text(
             '# the user\'s own settings\nmodel = "gpt-5-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'

@@ -11,6 +11,7 @@ import toon_format
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _cursor_payloads import ISSUES, post_tool_use, mcp_result, shell_output, after_mcp_execution   # noqa: E402
+from conftest import child_env
 
 CAVEMAN = Path(sys.executable).with_name('caveman')
 
@@ -23,7 +24,7 @@ def hook(event: dict, env: dict, *args: str) -> subprocess.CompletedProcess:
 def env(tmp_path):
     if not CAVEMAN.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
     (tmp_path / 'home').mkdir()
-    return {'PATH': '/usr/bin:/bin', 'HOME': str(tmp_path / 'home'), 'CAVEMAN_HOME': str(tmp_path / 'cv')}
+    return child_env(only=(), PATH='/usr/bin:/bin', HOME=str(tmp_path / 'home'), CAVEMAN_HOME=str(tmp_path / 'cv'))
 
 
 @pytest.mark.parametrize('tool', ['MCP:github:list_issues', 'MCP:list_issues'])

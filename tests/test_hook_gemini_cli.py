@@ -17,6 +17,7 @@ import pytest
 
 from _fake_gemini import FakeGemini, function_call, function_responses, text
 from _agent_hosts import HANDLE, caveman_exe, caveman_cli, gemini_binary, host_binary_fixture
+from conftest import child_env
 
 pytestmark = pytest.mark.slow
 
@@ -34,8 +35,8 @@ class Session:
         self.project.mkdir(); (self.home / '.gemini').mkdir(parents=True)
         self.settings = self.home / '.gemini' / 'settings.json'
         self.settings.write_text(json.dumps(USER_SETTINGS))
-        self.env = {'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(self.home),
-                    'CAVEMAN_HOME': str(self.home / 'cv'), 'NO_COLOR': '1', **(extra_env or {})}
+        self.env = child_env(only=(), **{'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(self.home),
+                                         'CAVEMAN_HOME': str(self.home / 'cv'), 'NO_COLOR': '1', **(extra_env or {})})
         caveman_cli('install', 'gemini-cli', *install_args, cwd=self.project, env=self.env)
 
     def run(self, gemini: str, script) -> FakeGemini:

@@ -15,6 +15,7 @@ import json, os, shutil, subprocess, sys
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -40,7 +41,7 @@ def user_venv(tmp_path_factory):
     log = base / 'pip-install.log'
     r = run([str(bin_ / 'python'), '-m', 'pip', 'install', '-v', str(wheel)])
     log.write_bytes(r.stdout + r.stderr)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(('CAVEMAN_', 'VIRTUAL_ENV', 'PYTHON'))}
+    env = child_env(**{k: None for k in os.environ if k.startswith(('VIRTUAL_ENV', 'PYTHON'))})
     env.update(PATH=f'{bin_}:/usr/bin:/bin', HOME=str(base / 'home'), CAVEMAN_HOME=str(base / 'home' / '.caveman'))
     work = base / 'elsewhere'; work.mkdir()
     return bin_, env, work, log

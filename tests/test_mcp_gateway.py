@@ -18,7 +18,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import ROOT, server_command
+from conftest import ROOT, server_command, child_env
 from _upstreams import install_upstreams
 from test_mcp_inspector import inspector   # noqa: F401  the fixture that installs the pinned Inspector from npm
 
@@ -42,7 +42,7 @@ def world(upstreams, tmp_path):
     repo = tmp_path / 'repo'
     subprocess.run(['git', 'init', '-q', str(repo)], check=True, timeout=60)
     (repo / 'a.txt').write_text('a\n')
-    gitenv = dict(os.environ, GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@e', GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@e')
+    gitenv = child_env(GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@e', GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@e')
     subprocess.run(['git', 'add', '.'], cwd=repo, check=True, timeout=60)
     subprocess.run(['git', 'commit', '-qm', 'first'], cwd=repo, check=True, timeout=60, env=gitenv)
     servers = {'files': {'command': upstreams['filesystem'][0], 'args': upstreams['filesystem'][1:] + [str(root)]},
@@ -51,7 +51,7 @@ def world(upstreams, tmp_path):
                'git': {'command': upstreams['git'][0], 'args': ['--repository', str(repo)]}}
     cfg = tmp_path / 'servers.json'
     cfg.write_text(json.dumps({'mcpServers': servers}))
-    env = {**os.environ, 'CAVEMAN_CCR_DB': str(tmp_path / 'store' / 'ccr.db'), 'CAVEMAN_HOME': str(tmp_path / 'home')}
+    env = child_env(CAVEMAN_CCR_DB=str(tmp_path / 'store' / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'))
     return {'root': root, 'cfg': cfg, 'servers': servers, 'env': env, 'tmp': tmp_path, 'log': log}
 
 
@@ -282,7 +282,7 @@ def test_inspector_cli_through_the_gateway(world, inspector, tmp_path):
     "The official TypeScript client: list the gateway's tools, call an upstream tool, retrieve through the gateway."
     wrapper = tmp_path / 'gateway.sh'                     # the Inspector reads --config itself: hand it one command
     wrapper.write_text(f'#!/bin/sh\nexec {" ".join(gateway(world))}\n'); wrapper.chmod(0o755)
-    env = {'PATH': str(Path(shutil.which('node')).parent) + ':' + os.environ['PATH'], 'HOME': str(tmp_path)}
+    env = child_env(only=(), PATH=str(Path(shutil.which('node')).parent) + ':' + os.environ['PATH'], HOME=str(tmp_path))
     def run(*args):
         r = subprocess.run(inspector + [str(wrapper), '-e', f"CAVEMAN_CCR_DB={world['env']['CAVEMAN_CCR_DB']}", *args],
                            capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL, env=env)

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 import caveman
 from caveman.corpus import corpus_path
-from conftest import server_command
+from conftest import server_command, child_env
 from _http_server import HttpServer, discover_ok, modern, post
 
 FIVE = ['caveman_compress', 'caveman_retrieve', 'caveman_stats', 'caveman_toon_encode', 'caveman_toon_decode']
@@ -190,7 +190,7 @@ def test_fuzz_pass_then_the_server_still_answers(tmp_path):
 # --- who may listen where ------------------------------------------------------------------------
 
 def test_non_loopback_bind_without_a_token_is_refused(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != 'CAVEMAN_MCP_TOKEN'}
+    env = child_env()
     r = subprocess.run(server_command() + ['--http', '0.0.0.0:0'], capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL, env=env)
     assert (r.returncode, r.stdout) == (2, '') and 'needs a bearer token' in r.stderr

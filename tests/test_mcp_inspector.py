@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from caveman.corpus import corpus_path
-from conftest import ROOT, server_command
+from conftest import ROOT, server_command, child_env
 from _npm import npm_install
 from _http_server import HttpServer
 
@@ -43,7 +43,7 @@ def run_cli(inspector, home: Path, db: Path, *args: str, expect_rc=0) -> dict:
     "One Inspector CLI run against caveman-mcp; returns its JSON output."
     cmd = inspector + server_command() + ['-e', f'CAVEMAN_CCR_DB={db}'] + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                       env={'PATH': str(Path(shutil.which('node')).parent) + ':/usr/bin:/bin', 'HOME': str(home)})
+                       env=child_env(only=(), PATH=str(Path(shutil.which('node')).parent) + ':/usr/bin:/bin', HOME=str(home)))
     assert r.returncode == expect_rc, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
     return json.loads(r.stdout)
 
@@ -105,7 +105,7 @@ def test_inspector_sees_tool_errors(inspector, tmp_path):
 def run_http(inspector, home: Path, url: str, *args: str, expect_rc=0) -> dict:
     "One Inspector CLI run against a running `caveman-mcp --http`; returns its JSON output."
     r = subprocess.run(inspector + [url] + list(args), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                       env={'PATH': str(Path(shutil.which('node')).parent) + ':/usr/bin:/bin', 'HOME': str(home)})
+                       env=child_env(only=(), PATH=str(Path(shutil.which('node')).parent) + ':/usr/bin:/bin', HOME=str(home)))
     assert r.returncode == expect_rc, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
     return json.loads(r.stdout)
 

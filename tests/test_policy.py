@@ -15,7 +15,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from caveman.corpus import corpus_path
-from conftest import server_command
+from conftest import server_command, child_env
 from _upstreams import install_upstreams
 
 CAVEMAN = Path(sys.executable).with_name('caveman')
@@ -26,7 +26,7 @@ LOG = corpus_path('log_pip_install_verbose.log')          # 21 KB of a real pip 
 def env(tmp_path):
     if not CAVEMAN.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
     home = tmp_path / 'cv'; home.mkdir()
-    return {'PATH': os.environ['PATH'], 'HOME': str(tmp_path / 'home'), 'CAVEMAN_HOME': str(home)}
+    return child_env(only=('PATH',), HOME=str(tmp_path / 'home'), CAVEMAN_HOME=str(home))
 
 
 def hook(tool: str, response, env: dict) -> subprocess.CompletedProcess:

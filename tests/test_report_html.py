@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from caveman.corpus import corpus_path
-from conftest import chromium_args
+from conftest import chromium_args, child_env
 from caveman.report import HIGHLIGHT, align
 
 WIDTH, HEIGHT = 1400, 1600
@@ -39,7 +39,7 @@ def test_report_renders_highlights_and_handle(chromium, tmp_path):
     if exe is None: pytest.fail('caveman is not on PATH: run the tests through `make test`')
     src = corpus_path('log_npm_install_verbose.log')
     page = tmp_path / 'report.html'
-    env = dict(os.environ, CAVEMAN_CCR_DB=str(tmp_path / 'store' / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'))
+    env = child_env(CAVEMAN_CCR_DB=str(tmp_path / 'store' / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'))
     r = subprocess.run([exe, 'compress', '--html', str(page), str(src)], capture_output=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stderr)

@@ -12,7 +12,7 @@ from mcp.client.stdio import stdio_client
 from caveman import ccr
 from caveman.corpus import corpus_path
 from caveman.engine import Engine
-from conftest import server_command
+from conftest import server_command, child_env
 
 NOTE = re.compile(r'^\[caveman: nothing matched the query (?P<q>"(?:[^"\\]|\\.)*")(?P<why>[^;]*); '
                   r'the original \((?P<bytes>[\d,]+) bytes(?:, ~(?P<tokens>[\d,]+) tokens)?\) is not repeated here\. '
@@ -62,7 +62,7 @@ def test_no_match_on_json_and_csv(payload):
 
 
 def test_cli_and_mcp_answer_like_the_library(payload, store_env):
-    env = dict(os.environ, **store_env)
+    env = child_env(**store_env)
     env.pop('CAVEMAN_MCP_EPHEMERAL', None)
     handle = ccr.open_store(store_env['CAVEMAN_CCR_DB']).put(payload)
     lib = Engine(ccr.open_store(store_env['CAVEMAN_CCR_DB'])).retrieve_query(handle, QUERY)

@@ -6,6 +6,7 @@ import pytest
 
 from caveman.corpus import corpus_path
 from caveman.shrink import shrink, lint, MAX_INPUT_BYTES
+from conftest import child_env
 
 COMBINED = corpus_path('catalogs/mcp_combined_5_servers.json')
 REPORT_KEYS = ['tokens_before', 'tokens_after', 'ratio', 'basis', 'content_type', 'recovery_handle']
@@ -20,9 +21,7 @@ def command() -> str:
 @pytest.fixture
 def env(tmp_path):
     "A private store file for the command (never ~/.caveman)."
-    e = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_')}
-    e.update(CAVEMAN_CCR_DB=str(tmp_path / 'store' / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'), HOME=str(tmp_path / 'userhome'))
-    return e
+    return child_env(CAVEMAN_CCR_DB=str(tmp_path / 'store' / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'), HOME=str(tmp_path / 'userhome'))
 
 
 def cli(*args, input=b'', env=None, timeout=120):

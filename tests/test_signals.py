@@ -13,6 +13,7 @@ from _signals import hidden_signals, signal_lines, table_signal_rows
 from caveman.ccr import open_store
 from caveman.corpus import corpus_files
 from caveman.engine import Engine
+from conftest import child_env
 
 
 def run(cmd, cwd=None, check=False, env=None) -> bytes:
@@ -39,7 +40,7 @@ def assert_no_hidden(data: bytes, type: str = '', expect_type: str | None = None
 
 
 def git(repo: Path, *args) -> bytes:
-    env = dict(os.environ, GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@example.com', GIT_COMMITTER_NAME='t',
+    env = child_env(GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@example.com', GIT_COMMITTER_NAME='t',
                GIT_COMMITTER_EMAIL='t@example.com', GIT_AUTHOR_DATE='2026-01-01T00:00:00Z', GIT_COMMITTER_DATE='2026-01-01T00:00:00Z')
     return run(['git', '-c', 'init.defaultBranch=main', '-c', 'color.ui=false', *args], cwd=repo, check=True, env=env)
 

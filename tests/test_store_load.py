@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import server_command
+from conftest import server_command, child_env
 from _mcp_lines import Live, call, req, ok, tool_text
 from test_ccr_multiprocess import digest, expected_handle, finish, payload, run as run_workers, seed, start
 
@@ -20,10 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def clean_env(tmp_path, **extra) -> dict:
     "The test process's environment without caveman settings, the home in the temp dir, plus `extra`."
-    e = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_')}
-    e['CAVEMAN_HOME'] = str(tmp_path / 'home')
-    e.update(extra)
-    return e
+    return child_env(**{'CAVEMAN_HOME': str(tmp_path / 'home'), **extra})
 
 
 def read_back(path: str, handles: list[str]) -> dict:

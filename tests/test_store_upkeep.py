@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, child_env
 from _mcp_lines import Live, call, req
 
 INIT = json.dumps({'jsonrpc': '2.0', 'id': 0, 'method': 'initialize', 'params': {'protocolVersion': '2025-11-25', 'capabilities': {},
@@ -30,7 +30,7 @@ def cav(env, *args):
 
 def test_store_verbs_beside_a_running_server(tmp_path):
     db = tmp_path / 'store' / 'ccr.db'
-    env = {**__import__('os').environ, 'CAVEMAN_CCR_DB': str(db), 'CAVEMAN_HOME': str(tmp_path / 'home')}
+    env = child_env(CAVEMAN_CCR_DB=str(db), CAVEMAN_HOME=str(tmp_path / 'home'))
     payloads = capture()
     with Live('caveman-mcp', CAVEMAN_CCR_DB=str(db), CAVEMAN_MCP_WORKERS='1') as s:
         s.send(INIT); s.reply()
@@ -74,6 +74,6 @@ def test_store_verbs_beside_a_running_server(tmp_path):
 @pytest.mark.parametrize('args', [['store'], ['store', 'prune'], ['store', 'rm'], ['store', 'prune', '--older-than', 'soon'],
                                   ['store', 'list', 'ccr_x'], ['store', 'explode']])
 def test_store_usage_errors(tmp_path, args):
-    env = {**__import__('os').environ, 'CAVEMAN_CCR_DB': str(tmp_path / 'ccr.db')}
+    env = child_env(CAVEMAN_CCR_DB=str(tmp_path / 'ccr.db'))
     r = cav(env, *args)
     assert (r.returncode, r.stdout) == (2, b'') and b'Traceback' not in r.stderr

@@ -21,6 +21,7 @@ import pytest
 
 from caveman.cli import run
 from _toon_fixtures import V3, V4, dump, tagged, v3_status
+from conftest import child_env
 
 
 def required_v3() -> list[dict]:
@@ -100,7 +101,7 @@ def test_conformance_through_cli_in_process(capsys):
 def test_conformance_through_console_script(capsys, tmp_path):
     exe = shutil.which('caveman')
     if exe is None: pytest.fail('caveman is not on PATH: run the tests through `make test`')
-    env = dict(os.environ, CAVEMAN_CCR_DB=str(tmp_path / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'))
+    env = child_env(CAVEMAN_CCR_DB=str(tmp_path / 'ccr.db'), CAVEMAN_HOME=str(tmp_path / 'home'))
     distinct = {}
     for c in CASES: distinct.setdefault((tuple(argv(c)[0]), argv(c)[1]), []).append(c)
 

@@ -18,11 +18,13 @@ def binary_kind(body: bytes) -> str:
     if k is None: return 'unknown kind'
     return f'{_NAMES.get(k.extension, k.extension + " file")} ({k.mime})'
 
+# %% ../../nbs/24_compressors_binary.ipynb #6c57bb9e
 def binary_note(body: bytes) -> str:
     "The one-line note that stands for binary `body`: its size in bytes and its kind."
     return (f'{ELLIPSIS} caveman: binary input not shown: {len(body):,} bytes, {binary_kind(body)}; '
             f'caveman_retrieve returns the exact bytes {ELLIPSIS}')
 
+# %% ../../nbs/24_compressors_binary.ipynb #21d67e99
 def compress_binary(body: bytes, query: str = '') -> bytes | None:
     "Binary bytes -> one UTF-8 note line naming their size and kind; None when the note would not be shorter."
     note = binary_note(body).encode()

@@ -41,10 +41,12 @@ _BAD = re.compile(r'comment|nav|sidebar|footer|header|menu|promo|banner|ad-|shar
 
 def _text_len(el) -> int: return len(' '.join(el.text_content().split()))
 
+# %% ../../nbs/19_compressors_html.ipynb #d84f334c
 def _class_bonus(el) -> int:
     names = ' '.join(filter(None, (el.get('class'), el.get('id'))))
     return 25 * (bool(_GOOD.search(names)) - bool(_BAD.search(names)))
 
+# %% ../../nbs/19_compressors_html.ipynb #fbeeef3b
 def main_content(doc):
     "The container element holding the page's main content, or `None` (no `<body>`, no candidate, or anchor text >= half its text) (reference §3.12)."
     body = doc.find('body')
@@ -115,10 +117,12 @@ class _Text:
         self.cell = cell
     def result(self) -> str: self.cell = 0; self.brk(0); return '\n'.join(self.lines).strip('\n')
 
+# %% ../../nbs/19_compressors_html.ipynb #7c369568
 def _fence(code: str) -> list[str]:
     ticks = '`' * max(3, 1 + max((len(m) for m in re.findall(r'`+', code)), default=0))
     return [ticks, *code.rstrip('\n').split('\n'), ticks]
 
+# %% ../../nbs/19_compressors_html.ipynb #2280cdd3
 def render_text(node) -> str:
     "Text of element `node` and its descendants (not its tail): block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
     out, stack, depth = _Text(), [(node, True)], 0
@@ -171,16 +175,19 @@ def outside_text(doc, node) -> tuple[str, str]:
     before, _, after = rendered.partition(_PLACEHOLDER)
     return before.strip(), after.strip()
 
+# %% ../../nbs/19_compressors_html.ipynb #29e93e7d
 def outside_sections(doc, node) -> tuple[int, int]:
     "How many text sections of the page's rendered `<body>` lie before and after the main content `node` (neither is in the view)."
     before, after = outside_text(doc, node)
     return len(sections(before)), len(sections(after))
 
+# %% ../../nbs/19_compressors_html.ipynb #f9161911
 def page_title(doc) -> str:
     "The page's `<title>` text, whitespace folded (`''` if none): it names the page when the main content does not."
     t = doc.find('.//title')
     return ' '.join(t.text_content().split()) if t is not None else ''
 
+# %% ../../nbs/19_compressors_html.ipynb #bd913369
 from ..signals import PROSE, signal_flags
 
 _TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code')
@@ -196,6 +203,7 @@ def outside_signals(body: bytes, view: bytes) -> list[str]:
     shown = ' '.join(view.decode('utf-8', 'replace').split())
     return list(dict.fromkeys(l for l, f in zip(lines, signal_flags(lines, PROSE)) if f and l not in shown))
 
+# %% ../../nbs/19_compressors_html.ipynb #2845e466
 def compress_html(body: bytes, query: str = '') -> bytes | None:
     "HTML page bytes (UTF-8) -> the main content as UTF-8 text, then compressed by the text rules when they elide anything; `None` if not UTF-8, unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
     try: body.decode('utf-8')

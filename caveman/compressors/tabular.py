@@ -20,6 +20,7 @@ def flagged(row: Sequence[str]) -> bool:
     "True when the space-joined cells of `row` hold a flag word (ERROR, FAILED, DENIED, … any case; reference §3.7)."
     return _FLAGGED.search(' '.join(row)) is not None
 
+# %% ../../nbs/13_compressors_tabular.ipynb #8aa851cb
 def numeric_extremes(records: Sequence[Sequence[str]]) -> set[int]:
     "Indices of the first minimum and first maximum row of every column where >= 70% of `records` hold a decimal number (reference §3.7); one pass over the rows, nothing kept per cell."
     if not len(records): return set()
@@ -39,6 +40,7 @@ def numeric_extremes(records: Sequence[Sequence[str]]) -> set[int]:
 def _needs_quotes(field: str, delimiter: str) -> bool:
     return bool(field) and (delimiter in field or '"' in field or '\r' in field or '\n' in field or field[0].isspace())
 
+# %% ../../nbs/13_compressors_tabular.ipynb #584b4e2f
 def render_row(cells: Sequence[str], delimiter: str, markdown: bool = False) -> str:
     "One table row as text, without line ending: markdown `| a | b |`, or delimited with minimal quoting (reference §3.7)."
     if markdown: return '| ' + ' | '.join(cells) + ' |'
@@ -57,13 +59,6 @@ def summary_fields(header: Sequence[str], cells: Sequence[str]) -> list[tuple[st
     return row_fields(header, cells)
 
 # %% ../../nbs/13_compressors_tabular.ipynb #518fa4f7
-from .base import Compressor, CONTRACT_MIN_ELIDED, contract_line, elide_runs, query_fill, row_fields
-from ..detect import parse_table
-
-MIN_ROWS, HEAD, TAIL, QUERY_LIMIT = 12, 3, 2, 24
-SIGNAL_BLOCK = 1 << 13          # rows whose signals are found together: the finder holds a few copies of the text it reads
-from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
-
 class _Row(str):
     "A data row as its comma-joined text, carrying its cells."
     cells: list
@@ -72,6 +67,7 @@ def _row(cells: list) -> _Row:
     r = _Row(','.join(cells)); r.cells = cells
     return r
 
+# %% ../../nbs/13_compressors_tabular.ipynb #7d3db666
 class _Lazy(Sequence):
     "`f(records[i])` for each record, made when asked; a slice is lazy too (for `elide_runs` and the guard)."
     def __init__(self, records, f): self.records, self.f = records, f
@@ -79,6 +75,13 @@ class _Lazy(Sequence):
     def __getitem__(self, i): return _Lazy(self.records[i], self.f) if isinstance(i, slice) else self.f(self.records[i])
     def __iter__(self): return map(self.f, self.records)
 
+# %% ../../nbs/13_compressors_tabular.ipynb #147f7a57
+from .base import Compressor, CONTRACT_MIN_ELIDED, contract_line, elide_runs, query_fill, row_fields
+from ..detect import parse_table
+
+MIN_ROWS, HEAD, TAIL, QUERY_LIMIT = 12, 3, 2, 24
+SIGNAL_BLOCK = 1 << 13          # rows whose signals are found together: the finder holds a few copies of the text it reads
+from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 from ..signals import table_signal_flags, forced_signals
 
 def compress_table(body: bytes, query: str = '') -> bytes | None:
