@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['log', 'WARM_UP_DELAY', 'WORKERS_ENV', 'DEFAULT_WORKERS', 'CONTROL_MAX_BYTES', 'EOF_WAIT_ENV', 'DEFAULT_EOF_WAIT',
-           'USAGE', 'make_dispatch', 'Cancelled', 'Responder', 'max_workers', 'serve_stdio', 'open_server_store',
-           'build_engine', 'version_record', 'http_bind', 'main']
+           'RETRIEVE_ONLY_DESCRIPTION', 'RETRIEVE_ONLY_INSTRUCTIONS', 'USAGE', 'make_dispatch', 'Cancelled',
+           'Responder', 'max_workers', 'serve_stdio', 'open_server_store', 'build_engine', 'retrieve_only_dispatch',
+           'version_record', 'http_bind', 'main']
 
 # %% ../../nbs/56_mcp_server.ipynb #b40a2952
 import json, logging, os, sys
@@ -269,7 +270,36 @@ def _prepare(tools: Tools):
     return prepare
 
 # %% ../../nbs/56_mcp_server.ipynb #fd5af1d9
-USAGE = """usage: caveman-mcp [--http HOST:PORT | --config SERVERS.json | -- UPSTREAM COMMAND… | --help | --version | version --json]
+RETRIEVE_ONLY_DESCRIPTION = ('Return the original behind a caveman view: pass the recovery_handle from its last line; '
+                             'without a query you get the exact original, with one only the matching records. '
+                             'Answer from the view and its markers first.')
+RETRIEVE_ONLY_INSTRUCTIONS = ('Large tool outputs reach you as caveman views; markers in a view state facts true of every '
+                              'elided unit. caveman_retrieve returns the original behind a view\'s recovery_handle: a last resort.')
+
+def retrieve_only_dispatch(tools: Tools, base):
+    "A `dispatch(method, params)` over `base` that serves only `caveman_retrieve` (short description), declares tools only and names only that tool in its instructions; other tool calls are `cave_unknown_tool` errors."
+    from caveman.mcp.tools import tool_definitions, _error
+    from caveman.mcp.jsonrpc import PRE_HANDSHAKE_VERSION
+    version = None
+    def dispatch(method: str, params):
+        nonlocal version
+        if method == 'initialize':
+            r = base(method, params)
+            version = r.get('protocolVersion')
+            r = {**r, 'capabilities': {'tools': {}}}
+            if 'instructions' in r: r['instructions'] = RETRIEVE_ONLY_INSTRUCTIONS
+            return r
+        if method == 'tools/list':
+            defs = tool_definitions(version) if version else tool_definitions(PRE_HANDSHAKE_VERSION)
+            return {'tools': [{**d, 'description': RETRIEVE_ONLY_DESCRIPTION} for d in defs if d['name'] == 'caveman_retrieve']}
+        if method == 'tools/call' and isinstance(params, dict) and params.get('name') != 'caveman_retrieve':
+            return _error('cave_unknown_tool', f"unknown tool: {params.get('name')} (this caveman-mcp serves caveman_retrieve only)")
+        if method.startswith('resources/'): raise method_not_found(method)
+        return base(method, params)
+    return dispatch
+
+# %% ../../nbs/56_mcp_server.ipynb #9965af4f
+USAGE = """usage: caveman-mcp [--retrieve-only | --http HOST:PORT | --config SERVERS.json | -- UPSTREAM COMMAND… | --help | --version | version --json]
 
 Serves the caveman MCP tools (caveman_compress, caveman_retrieve, caveman_stats, caveman_toon_encode,
 caveman_toon_decode) over stdio, one JSON-RPC message per line, until stdin closes. Register it in an
@@ -278,7 +308,8 @@ http://HOST:PORT/mcp instead (loopback unless CAVEMAN_MCP_TOKEN holds a bearer t
 (a host's {"mcpServers": …} file) or -- COMMAND, it is a gateway in front of those MCP servers: their
 tools shrunk, large results compressed, caveman_retrieve beside them (the one server of -- COMMAND is
 named "upstream": policy rules name its tools mcp__upstream__<tool>; at EOF calls in flight get
-CAVEMAN_MCP_EOF_WAIT seconds, default 10). The recovery store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it; CAVEMAN_MCP_EPHEMERAL=1 keeps it in memory)."""
+CAVEMAN_MCP_EOF_WAIT seconds, default 10). With --retrieve-only it serves caveman_retrieve alone (what
+a hook install needs). The recovery store is ~/.caveman/ccr.db (CAVEMAN_HOME, CAVEMAN_CCR_DB move it; CAVEMAN_MCP_EPHEMERAL=1 keeps it in memory)."""
 
 def version_record() -> dict:
     "What `caveman-mcp version --json` prints."
@@ -314,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ['version', '--json']:
         sys.stdout.write(json.dumps(version_record(), separators=(',', ':')) + '\n'); sys.stdout.flush()
         return 0
-    bind, specs = http_bind(argv), None
+    bind, specs, only = http_bind(argv), None, argv == ['--retrieve-only']
+    if only: argv = []
     if argv[:1] in (['--config'], ['--']) and (argv[0] == '--' or len(argv) == 2):
         try:
             from caveman.mcp.gateway import ConfigError, load_config, command_spec
@@ -338,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     if bind is not None: return _serve_http(bind, cap, result_cap)
     if (bad := _bad_budget()): log.error('%s: the recovery store opens read-only and compress passes through until it is fixed', bad)
     tools = Tools(build_engine, RetrieveLedger(), result_cap)
-    writer, dispatch, gateway = LineWriter(out), make_dispatch(tools, stateless=not specs), None
+    writer, dispatch, gateway = LineWriter(out), make_dispatch(tools, stateless=not (specs or only)), None
+    if only: dispatch = retrieve_only_dispatch(tools, dispatch)
     if specs:                                   # gateway mode: the upstreams start now, in the background
         from caveman.mcp.gateway import Gateway, gateway_dispatch
         gateway = Gateway(specs).start()
