@@ -199,13 +199,13 @@ def cached_o200k_shards(path: str | None = '') -> RankShards | None:
     return RankShards(payload)
 
 # %% ../nbs/01_tokens.ipynb #1d63720e
-_SHARDS, _SHARDS_READ = None, False
+_SHARDS, _SHARDS_READ, _SHARDS_LOCK = None, False, threading.Lock()   # its own lock: building takes `_RANKS_LOCK`
 
 def o200k_shards() -> RankShards | None:
     "The process-wide `cached_o200k_shards()`, loaded once; None when the cache is off; raises `VocabularyError` when the vocabulary cannot be loaded."
     global _SHARDS, _SHARDS_READ
     if _SHARDS_READ: return _SHARDS
-    with _RANKS_LOCK:
+    with _SHARDS_LOCK:
         if not _SHARDS_READ: _SHARDS, _SHARDS_READ = cached_o200k_shards(), True
     return _SHARDS
 
