@@ -156,6 +156,7 @@ class RankShards:
         self._keys = bytes(mv[a:(a := a + w * n)])   # the prefixes, `w` bytes each
         self._lens = bytes(mv[a:(a := a + n)])       # their lengths
         self._groups, self._mask, self.groups = mv[a:], nslots - 1, n
+        self._known, self._seen = None, set()   # the groups unmarshalled so far, merged; their prefixes
         if len(self._groups) != self._ends[n]: raise ValueError('the shards payload is cut short')
 
     def group(self, prefix: bytes) -> dict[bytes, int] | None:
@@ -170,11 +171,13 @@ class RankShards:
         return None
 
     def vocabulary(self, data: bytes) -> dict[bytes, int]:
-        "`{token_bytes: rank}` of every token that can start somewhere in `data` (bytes): the short tokens and the groups of the prefixes occurring in `data` — a superset of the entries occurring in it."
-        out, w = self.group(b'') or {}, self.width
-        for p in {data[i:i + w] for i in range(len(data) - w + 1)}:
-            if (g := self.group(p)) is not None: out.update(g)
-        return out
+        "`{token_bytes: rank}` holding every token that can start somewhere in `data` (bytes): the short tokens and the groups of the prefixes occurring in `data` — a superset of the entries occurring in it. The groups are unmarshalled once and kept, so later texts pay only for prefixes not seen before; the dict returned is shared (do not change it)."
+        if self._known is None: self._known = self.group(b'') or {}
+        w, seen, known = self.width, self._seen, self._known
+        for p in {data[i:i + w] for i in range(len(data) - w + 1)} - seen:
+            seen.add(p)
+            if (g := self.group(p)) is not None: known.update(g)
+        return known
 
 # %% ../nbs/01_tokens.ipynb #489ac6e4
 def _read_shards_cache(path: str) -> RankShards | None:
