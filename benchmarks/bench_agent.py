@@ -171,22 +171,27 @@ def run() -> str:
     fixed, fixed_cave, n = bare['requests'][0], cave['requests'][0], len(bare['requests'])
     floor = (tb - fixed_cave * n) / tb     # the saving if every tool result cost nothing: the fixed prompt bounds it
     rb, rc = sum(count_tokens(t) for t in bare['results'].values()), sum(count_tokens(t) for t in cave['results'].values())
+    resent = lambda s: sum(count_tokens(result_text(b)) for r in s['bodies'] for b in tool_results(r))   # every result, as often as it is sent
+    wc = resent(cave)
+    need = 0.6 * tb - (tc - wc)          # what all tool results, counted each time they are sent, may cost for 40% fewer in total
     return '\n'.join([
         '## agent: a ten-call session through the real Claude Code binary',
         '',
         f'Claude Code {__import__("_claude_code").VERSION}, offline against a fake Messages API that scripts ten tool calls; '
         'once bare, once after `caveman install claude-code --scope project` (hook with recovery + caveman-mcp). '
         'Input tokens are o200k counts of each main-loop request body (system + tool definitions + messages). '
-        'The caveman session also carries the five caveman MCP tool definitions in every request.',
+        'The caveman session also carries, in every request, the one tool its retrieve-only MCP server lists (`caveman_retrieve`).',
         '',
         f'**Total input tokens: {tb:,} bare -> {tc:,} with caveman ({(tb - tc) / tb:.1%} fewer; target >= 40%; '
         'anchors: upstream wrap 33.2%, headroom 6.7%).** Tool results alone, as last sent: '
         f'{rb:,} -> {rc:,} ({(rb - rc) / rb:.1%} fewer); on the {len(full)} calls whose whole output the bare model saw '
         f'(no 30,000-character cut): {fb:,} -> {fc:,} ({(fb - fc) / fb:.1%} fewer). The first request, before any tool '
-        f'output, is {fixed:,} tokens of system prompt and tool definitions ({fixed_cave:,} with the caveman MCP tools), sent again in '
+        f'output, is {fixed:,} tokens of system prompt and tool definitions ({fixed_cave:,} with caveman_retrieve), sent again in '
         f'every one of the {n} requests: {fixed * n:,} of the {tb:,} the bare session sends ({fixed * n / tb:.0%}) are fixed. So even a '
         f'hook that turned every tool result into nothing would save at most {floor:.1%} here; the tool results are what caveman can '
-        'change.',
+        f'change. Counted every time they are sent, caveman\'s tool results cost {wc:,} tokens of its {tc:,}; for 40% fewer in total they '
+        f'would have to cost at most {max(0, need):,.0f} ({1 - max(0, need) / wc:.0%} less than now)' +
+        (', with every other byte of every request unchanged.' if need > 0 else ': out of reach even with empty tool results.'),
         '',
         f'Prompt-cache stability (every earlier tool_result byte-identical in every later request): bare {"yes" if bare["stable"] else "NO"}, '
         f'caveman {"yes" if cave["stable"] else "NO"}. Retention probes visible: bare {kept_bare}/{total_probes}, with caveman {kept}/{total_probes} '

@@ -10,7 +10,8 @@ process (`python bench_scale.py --one PATH REPS`), so peak RSS is that process's
 `encode_ordinary` of the same text) -> medians. A second fresh process runs caveman's counter alone
 for its peak RSS. Repetitions: 5 pairs at 100 KB, 3 at 1 MB, 1 at 16 MB and in the pathological set
 (to keep the section to a few minutes). `BENCH_SCALE_SIZES=100000,1000000` limits the sizes;
-`BENCH_SCALE_TYPES=log,code_js` the types. A run that exceeds the per-process timeout is reported as such.
+`BENCH_SCALE_TYPES=log,code_js` the types; `BENCH_SCALE_PATHOLOGICAL=0` and `BENCH_SCALE_FLOORS=0` leave out the
+pathological set and the floors (the parse a compressor cannot skip — libyaml's events, tree-sitter — against the count). A run that exceeds the per-process timeout is reported as such.
 """
 import json, math, os, re, resource, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -144,6 +145,27 @@ def _fmt(m: dict) -> list[str]:
     return [e['type'], f'{e["engine_s"]:.2f} / ' + (f'{e["count_s"]:.2f}' if e['count_s'] else '-'), ratio,
             f'{e["peak"] / n:.1f} ({(e["peak"] - e["rss0"]) / n:.1f})', cpk, f'{red:.1%}']
 
+def floors(size: int = 1_000_000) -> list[str]:
+    "The parse each compressor cannot skip, against tiktoken's count of the same text (CPU, best of 3, this process): the floor under the engine / count ratio."
+    from caveman.tokens import default_counter
+    from caveman.compressors.code import parser_for
+    from caveman.compressors.config import yaml_events, yaml_layout
+    counter = default_counter(); counter.count('warm up')
+    def cpu(f):
+        best = float('inf')
+        for _ in range(3):
+            t = time.process_time(); f(); best = min(best, time.process_time() - t)
+        return best
+    out = []
+    for kind, what, parse in (('yaml', 'libyaml events', lambda d, t: sum(1 for _ in yaml_events(t))),
+                              ('yaml', 'libyaml events + yaml_layout walk', lambda d, t: yaml_layout(t, t.split('\n'))),
+                              ('code_py', 'tree-sitter parse (python)', lambda d, t: parser_for('python').parse(d)),
+                              ('code_js', 'tree-sitter parse (javascript)', lambda d, t: parser_for('javascript').parse(d))):
+        data = build(kind, size); text = data.decode()
+        c, p = cpu(lambda: counter.count(text)), cpu(lambda: parse(data, text))
+        out.append(f'| {kind} | {what} | {p:.3f} / {c:.3f} | {p / c:.2f}x |')
+    return out
+
 def run() -> str:
     sizes = [int(s) for s in os.environ.get('BENCH_SCALE_SIZES', ','.join(map(str, SIZES))).split(',')]
     kinds = [k for k in os.environ.get('BENCH_SCALE_TYPES', ','.join(KINDS)).split(',') if k]
@@ -172,6 +194,9 @@ def run() -> str:
                 md.append(f'| {name} | {m["bytes"]:,} | ' + ' | '.join(_fmt(m)) + ' |')
                 print(md[-1], file=sys.stderr, flush=True)
     md += ['', 'Growth exponents (engine time, smallest to largest size): ' + (', '.join(growth) or 'n/a') + '.']
+    if os.environ.get('BENCH_SCALE_FLOORS', '1') == '1':
+        md += ['', 'Floors at 1 MB: the parse a compressor cannot skip, against the count of the same text (CPU, best of 3).', '',
+               '| payload | parse | parse / count (s) | ratio |', '|---|---|---:|---:|', *floors()]
     return '\n'.join(md)
 
 if __name__ == '__main__':

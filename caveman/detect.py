@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
-           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'RULES', 'FileWrapper',
-           'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table',
-           'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table',
-           'fixed_blocks', 'path_lines', 'detect']
+           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'RULES',
+           'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table',
+           'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable',
+           'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -34,6 +34,7 @@ def _rx(pattern: bytes) -> re.Pattern:
     "Compile a bytes pattern, turning each `{P}` into a possessive mark where Python supports one."
     return re.compile(pattern.replace(b'{P}', _P))
 
+# %% ../nbs/03_detect.ipynb #bd9d6cf0
 def _count_at_least(pattern: re.Pattern, text: bytes, n: int) -> bool:
     "True when `pattern` matches `text` at least `n` times (stops at the n-th match)."
     for i, _ in enumerate(pattern.finditer(text), 1):
@@ -51,6 +52,7 @@ class FileWrapper:
         "`body` between the exact original prefix and suffix."
         return self.prefix + body + self.suffix
 
+# %% ../nbs/03_detect.ipynb #945bbbf8
 def _open_tag_end(t: bytes) -> int:
     "Index of the `>` that closes the open tag at the start of `t`, skipping quoted attribute values; -1 if none or a quote never closes."
     i = 5
@@ -63,6 +65,7 @@ def _open_tag_end(t: bytes) -> int:
         i += 1
     return -1
 
+# %% ../nbs/03_detect.ipynb #c07547ed
 def strip_file_wrapper(data: bytes) -> tuple[bytes, FileWrapper] | None:
     "Split `data` into (inner bytes, `FileWrapper`) when it is exactly one `<file …>…</file>` (reference §2.4), else None."
     t = data.strip(_WS)
@@ -173,6 +176,7 @@ class Gutter:
         restored = self.restore(body)
         return body if restored is None else restored
 
+# %% ../nbs/03_detect.ipynb #762d60b5
 def strip_gutter(data: bytes) -> tuple[bytes, Gutter] | None:
     "Split a line-numbered listing into (source text, `Gutter`), or None when `data` is not a listing (reference §2.3)."
     source = _listing_source(data)
@@ -192,6 +196,7 @@ def unwrap(data: bytes) -> tuple[bytes, list[Layer]]:
         layers.append(layer)
     return data, layers
 
+# %% ../nbs/03_detect.ipynb #76a8ddd0
 def rewrap(body: bytes, layers: list[Layer]) -> bytes:
     "Re-apply `layers` (as returned by `unwrap`) around `body`, inner to outer."
     for layer in reversed(layers): body = layer.wrap(body)
@@ -221,6 +226,7 @@ class Rows(Sequence):
     def __add__(self, other) -> list: return list(self) + list(other)
     def __repr__(self) -> str: return f'Rows({list(self)!r})'
 
+# %% ../nbs/03_detect.ipynb #4af93f6f
 def _pack(rows, sep: str = _UNIT) -> Rows:
     "`Rows` of an iterable of cell lists, packed with `sep` unless some cell holds it."
     rows = list(rows) if not isinstance(rows, list) else rows
@@ -243,6 +249,7 @@ class Table:
     @property
     def records(self) -> Rows: return self.rows[self.header_rows:]
 
+# %% ../nbs/03_detect.ipynb #7cda0084
 _MD_SEPARATOR_CELL = re.compile(r':?-{3,}:?')
 
 def _markdown_rows(text: str) -> list[list[str]] | None:
@@ -257,6 +264,7 @@ def _markdown_rows(text: str) -> list[list[str]] | None:
     if w < 2 or any(len(r) != w for r in rows): return None
     return rows if all(_MD_SEPARATOR_CELL.fullmatch(c) for c in rows[1]) else None
 
+# %% ../nbs/03_detect.ipynb #2fd3037d
 @lru_cache(maxsize=None)
 def _csv_patterns(d: str) -> tuple[re.Pattern, re.Pattern]:
     "For delimiter `d` over LF-normalised text: Go's quote grammar for the whole text, and one field with its terminator."
@@ -265,6 +273,7 @@ def _csv_patterns(d: str) -> tuple[re.Pattern, re.Pattern]:
     field = re.compile(rf'(?:(")((?:[^"]|"")*)"|([^"\n{D}]*))({D}|\n|\Z)')
     return grammar, field
 
+# %% ../nbs/03_detect.ipynb #fb7743d3
 def _read_fields(text: str, d: str) -> list[list[str]]:
     "Records of grammar-checked, LF-normalised `text`, field by field with Go's rules (the slow path)."
     rows, row = [], []
@@ -276,6 +285,7 @@ def _read_fields(text: str, d: str) -> list[list[str]]:
             if not end: break
     return rows
 
+# %% ../nbs/03_detect.ipynb #5a953a08
 _LINE = re.compile(r'[^\n]*\n|[^\n]+\Z')
 
 def _read_delimited(text: str, d: str) -> Rows | None:
@@ -292,6 +302,7 @@ def _read_delimited(text: str, d: str) -> Rows | None:
         except csv.Error: pass
     return _pack(_read_fields(text, d))
 
+# %% ../nbs/03_detect.ipynb #243aa789
 _NONBLANK = re.compile(r'\S')
 
 @lru_cache(maxsize=1)                                         # detection and the tabular compressor ask about one payload
@@ -421,7 +432,7 @@ class _LineCounts:
     def __getitem__(self, name: str) -> int:
         if name not in self.seen:
             p = _CONFIG_LINES[name]
-            if name not in self.totals: self.totals[name] = len(p.findall(self.framed))
+            if name not in self.totals: self.totals[name] = sum(1 for _ in p.finditer(self.framed))   # no list of every line
             self.seen[name] = self.totals[name] - sum(len(p.findall(self.framed[a:b] + b'\n')) for a, b in self.spans)
         return self.seen[name]
     def without(self, spans) -> '_LineCounts':
@@ -474,11 +485,11 @@ _INI_CONTINUATION = re.compile(rb'[ \t]+[^ \t\r\n#;][^\n]*')        # an indente
 
 def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     "'yaml', 'toml' or 'ini' when the line classifier of reference §3.9 accepts `data` (YAML must also parse), else None; `block_scalars=False` is the reference's block-scalar veto. Lines inside a value that spans several lines (a TOML array or `\"\"\"` string, an INI continuation, a wrapped or quoted YAML scalar, a flow collection) count only when the file's own parser accepts it."
-    try: text = data.decode('utf-8')
-    except UnicodeDecodeError: return None
     framed = b'\n' + data + b'\n'
     c = _LineCounts(framed)
-    if c['key'] < 6 and c['section'] < 2: return None
+    if c['key'] < 6 and c['section'] < 2: return None                # before decoding: most texts stop here
+    try: text = data.decode('utf-8')
+    except UnicodeDecodeError: return None
     if c['section'] >= 2 and c['assign'] >= 2:
         if c['assign'] >= 4 and c.prose() == 0 and b'"""' not in data and b"'''" not in data:
             ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
@@ -508,6 +519,7 @@ class FixedTable:
         "The trimmed cells of an aligned `line` (str), one per column, '' where it has nothing."
         return [line[a:b].strip(' \t\r') for a, b in self.spans]
 
+# %% ../nbs/03_detect.ipynb #2a5ea5e2
 MIN_FIXED_RECORDS, MIN_FIXED_COLUMNS, MAX_FIXED_WIDTH = 3, 3, 1024
 _TOKEN = re.compile(r'[^ \t\r]+')
 _LS_ENTRY = re.compile(r'[-dlcbpsD][rwxsStT-]{9}[.+@]?[ ]+\d')
@@ -542,6 +554,7 @@ def _gap_runs(lines: list[str]) -> list[tuple[int, int]]:
     lead = min((m.start() for l in lines if (m := _TOKEN.search(l))), default=0)
     return [(a, b) for a, b in runs if a > lead]
 
+# %% ../nbs/03_detect.ipynb #90692ceb
 def _aligned(line: str, runs: list[tuple[int, int]]) -> bool:
     "True when no token of `line` covers a gap position."
     for m in _TOKEN.finditer(line):
@@ -549,11 +562,13 @@ def _aligned(line: str, runs: list[tuple[int, int]]) -> bool:
             if m.start() < b and a < m.end(): return False
     return True
 
+# %% ../nbs/03_detect.ipynb #70de857c
 def _header_like(cells: list[str]) -> bool:
     named = [c for c in cells if c]
     return (2 * len(named) >= len(cells) and not any(ch.isdigit() for c in named for ch in c)
             and all(not c[0].islower() for c in named))
 
+# %% ../nbs/03_detect.ipynb #5316c7cf
 MAX_PREAMBLE = 6
 
 def fixed_table(lines: list[str]) -> FixedTable | None:
@@ -564,6 +579,7 @@ def fixed_table(lines: list[str]) -> FixedTable | None:
             return FixedTable(None if t.header is None else t.header + skip, [i + skip for i in t.records], t.spans, t.names)
     return None
 
+# %% ../nbs/03_detect.ipynb #79e88897
 _RULE_LINE = re.compile(r'[-=+|:_ ]*[-=_][-=+|:_ ]*')
 
 def _fixed_table(lines: list[str]) -> FixedTable | None:
@@ -588,7 +604,10 @@ def _fixed_table(lines: list[str]) -> FixedTable | None:
     names = [n if seen[n] == 1 else f'{n}@{k + 1}' for k, n in enumerate(names)]
     return FixedTable(header, records, spans, names)
 
+# %% ../nbs/03_detect.ipynb #01cde505
 def _is_dir_heading(line: str) -> bool: return line.endswith(':') and ' ' not in line and len(line) > 1
+
+# %% ../nbs/03_detect.ipynb #dbc348d4
 _LS_TOTAL = re.compile(r'total \d[\d.,]*[KMGT]?\Z')
 
 def fixed_blocks(lines: list[str]) -> list[tuple[int, int, FixedTable | None]]:
@@ -601,6 +620,7 @@ def fixed_blocks(lines: list[str]) -> list[tuple[int, int, FixedTable | None]]:
             out.append((start, i, fixed_table([l.rstrip('\r') for l in lines[start:i]]))); start = None
     return out
 
+# %% ../nbs/03_detect.ipynb #36a4d044
 def _table_share(lines: list[str]) -> tuple[int, int, bool]:
     "(lines that belong to tables — header, records, `ls -l` entries, `dir:` headings, `total N` —, non-blank lines, whether some block is a table)."
     covered, nonblank, any_table = 0, 0, False
@@ -612,6 +632,7 @@ def _table_share(lines: list[str]) -> tuple[int, int, bool]:
         covered += sum(1 for k, l in enumerate(block) if k in rows or _LS_ENTRY.match(l) or _is_dir_heading(l) or _LS_TOTAL.match(l))
     return covered, nonblank, any_table
 
+# %% ../nbs/03_detect.ipynb #3e91705a
 def _head_lines(body: bytes, n: int) -> list[str] | None:
     "The first `n` lines of `body` (all when fewer) as str, decoding only them; None when they are not UTF-8."
     end = -1
@@ -621,6 +642,7 @@ def _head_lines(body: bytes, n: int) -> list[str] | None:
     try: return (body if end < 0 else body[:end]).decode('utf-8').split('\n')
     except UnicodeDecodeError: return None
 
+# %% ../nbs/03_detect.ipynb #bb59bd10
 def _is_table(body: bytes) -> bool:
     if body.count(b'  ') < 3: return False                                   # no padding, no columns
     head = _head_lines(body, 80)                                             # most texts fail on their first lines: decide there
@@ -633,7 +655,7 @@ def _is_table(body: bytes) -> bool:
     if len(lines) > len(head): covered, nonblank, found = _table_share(lines)
     return found and nonblank >= MIN_FIXED_RECORDS + 1 and covered * 5 >= nonblank * 3
 
-# %% ../nbs/03_detect.ipynb #2a5ea5e2
+# %% ../nbs/03_detect.ipynb #40d7699e
 MIN_LISTING_PATHS = 8
 _PATH = re.compile(r'(?:[./~]|[A-Za-z0-9_@+-])[^\t\n]{0,4095}')
 
@@ -646,6 +668,7 @@ def path_lines(lines: list[str]) -> bool:
     slash, spaced = sum('/' in l for l in lines), sum(' ' in l for l in lines)
     return shaped * 10 >= 9 * n and slash * 5 >= 4 * n and spaced * 10 <= n
 
+# %% ../nbs/03_detect.ipynb #354b1348
 def _is_listing(body: bytes) -> bool:
     if body.count(b'/') < MIN_LISTING_PATHS: return False
     head = _head_lines(body, 64)                                             # most texts fail on their first lines
@@ -669,6 +692,7 @@ def _is_binary(body: bytes) -> bool:
 # %% ../nbs/03_detect.ipynb #19a412f2
 def _reject_constant(name): raise ValueError(name)
 
+# %% ../nbs/03_detect.ipynb #8127a22c
 def _is_json(body: bytes) -> bool:
     t = body.strip(_WS)
     if t[:1] not in (b'{', b'['): return False
@@ -692,6 +716,7 @@ def _has(body: bytes, marker: bytes) -> bool:
     "`marker in body`, asking first without the trailing space (a common last byte slows substring search)."
     return marker.rstrip(b' ') in body and marker in body
 
+# %% ../nbs/03_detect.ipynb #c1fc302e
 def _is_diff(body: bytes) -> bool:
     if not (_has(body, b'diff --git ') or _has(body, b'\n@@ ') or (_has(body, b'\n--- ') and _has(body, b'\n+++ '))): return False
     return _count_at_least(_DIFF_LINE, b'\n' + body, 4)
@@ -706,6 +731,7 @@ _HTML_TAG = re.compile(rb'</?[a-z][a-z0-9-]*+(?=[ \t\r\n/>])' if sys.version_inf
 def _looks_like_code(t: bytes) -> bool:
     return t.startswith(_CODE_STARTS) or any(k in t for k in _CODE_ANYWHERE + _CODE_LINE_STARTS)
 
+# %% ../nbs/03_detect.ipynb #aad5ab45
 def _is_html(body: bytes) -> bool:
     t = body.strip(_WS)
     if t[:14].lower().startswith((b'<!doctype html', b'<html')): return True
@@ -735,6 +761,7 @@ def _bounded(t: bytes, i: int, j: int) -> bool:
     "True when `t[i:j]` is a whole word (ASCII word characters, as regex `\\b`)."
     return (i == 0 or t[i - 1] not in _WORD) and (j >= len(t) or t[j] not in _WORD)
 
+# %% ../nbs/03_detect.ipynb #47c1caca
 def _log_signals(body: bytes, framed: bytes, low: bytes, lo: int, hi: int, starts: set, enough: int):
     "Add to `starts` the start of every line in `body[lo:hi]` (line-aligned) that carries a log signal; stop early at `enough`."
     for m in _LOG_LINE_START.finditer(framed, lo, hi + 1): starts.add(m.start())
@@ -756,12 +783,14 @@ def _log_signals(body: bytes, framed: bytes, low: bytes, lo: int, hi: int, start
             nxt = body.find(b'\n', p) + 1 or hi                      # one hit per line is enough
         m = _CLOCK.search(body, nxt, hi)
 
+# %% ../nbs/03_detect.ipynb #f911f353
 def _log_line_count(body: bytes) -> int:
     "How many lines of `body` carry a log signal."
     starts = set()
     _log_signals(body, b'\n' + body, body.lower(), 0, len(body), starts, len(body) + 1)
     return len(starts)
 
+# %% ../nbs/03_detect.ipynb #dcb06f0a
 _STATUS_HEAD = re.compile(rb'\n[ \t]*([A-Za-z]+)[ \t]+([A-Za-z]+)(?=[ \t\r\n])[^\n]*')
 _STATEMENT = re.compile(rb'(?:[;{}(\[,:\\]|=>)[ \t\r]*\Z|\w\(|[ \t]:?=[ \t]')
 
@@ -769,6 +798,7 @@ def _statement_like(line: bytes) -> bool:
     "True when a line has statement structure: it ends with `; { } ( [ , : \\` or `=>`, holds a call `name(` or an assignment ` = ` / ` := `."
     return _STATEMENT.search(line) is not None
 
+# %% ../nbs/03_detect.ipynb #742b340f
 def _status_lines(framed: bytes, starts: set):
     "Add to `starts` every line whose first two plain words open at least 3 different lines and that is no statement."
     by_head = {}
@@ -778,6 +808,7 @@ def _status_lines(framed: bytes, starts: set):
         if len(lines) >= 3:
             starts.update(at for line, at in lines.items() if not _statement_like(line))
 
+# %% ../nbs/03_detect.ipynb #63ca88cc
 _SEARCH_LINE = re.compile(rb'\n(?:([./~A-Za-z0-9_-][^:\n]{0,239}):\d+(?::\d+)?:|https?://)')
 _HEADING_HIT = re.compile(rb'\n\d+[:-]')
 _HEADING_GROUP = re.compile(rb'(?:\A|\n\n)([^\s\d:][^\s:]{0,4095})((?:\n\d+[:-][^\n]*)+)')
@@ -789,11 +820,13 @@ def _heading_hits(body: bytes) -> int:
     return sum(1 + m.group(2).count(b'\n') + (m.start() > 0) for m in _HEADING_GROUP.finditer(body.replace(b'\r\n', b'\n'))
                if b'/' in m.group(1) or b'.' in m.group(1))
 
+# %% ../nbs/03_detect.ipynb #9b8d31f1
 def _search_dominated(body: bytes, lines: int) -> bool:
     "At least half of the `lines` are `path:line:` hits or lines of `rg --heading` groups (the log rule's veto)."
     if lines < 6: return False
     return _count_at_least(_PATH_HIT, b'\n' + body, (lines + 1) // 2) or 2 * _heading_hits(body) >= lines
 
+# %% ../nbs/03_detect.ipynb #b67d53bf
 _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|failed|error|errors|skipped|xfailed|xpassed|warnings?|deselected)'
                        rb'(?:, )?)+ in [\d.]+s(?: \([\d:]+\))? =+|Ran \d+ tests? in [\d.]+s)\r?(?=\n)')
 
@@ -830,12 +863,25 @@ def _is_search_result(body: bytes) -> bool:
     return (len(hits) + context) * 3 >= lines
 
 # %% ../nbs/03_detect.ipynb #2c35db82
+MEMO_MIN_BYTES = 64 * 1024
+_LAST_KIND: dict = {}
+
+def config_kind(data: bytes) -> str | None:
+    "`classify_config(data)` ('yaml', 'toml', 'ini' or None), remembered for the last payload (bytes) of >= 64 KiB by its length and hash."
+    if len(data) < MEMO_MIN_BYTES or not isinstance(data, bytes): return classify_config(data)
+    key = (len(data), hash(data))
+    if key not in _LAST_KIND:
+        kind = classify_config(data)
+        _LAST_KIND.clear(); _LAST_KIND[key] = kind
+    return _LAST_KIND[key]
+
+# %% ../nbs/03_detect.ipynb #acf4cf92
 MIN_CONFIG_LINES, MIN_SECTIONED_LINES = 12, 6
 
 def _is_config(body: bytes) -> bool:
     n = body.count(b'\n') + 1
-    if n >= MIN_CONFIG_LINES: return classify_config(body) is not None
-    return n >= MIN_SECTIONED_LINES and classify_config(body) in ('ini', 'toml')
+    if n >= MIN_CONFIG_LINES: return config_kind(body) is not None
+    return n >= MIN_SECTIONED_LINES and config_kind(body) in ('ini', 'toml')
 
 # %% ../nbs/03_detect.ipynb #3f43122e
 _KEYWORDS = re.compile(rb'\b(?:func|package|import|def|class|function|return|const|let|var|public|private|protected'
@@ -851,6 +897,7 @@ def _looks_like_markdown(t: bytes) -> bool:
     return _count_at_least(_MD_HEADING, framed, 2) and (
         _count_at_least(_MD_FENCE, framed, 2) or _count_at_least(_MD_BULLET, framed, 3))
 
+# %% ../nbs/03_detect.ipynb #b2987e2b
 _KEYWORD_START = re.compile(rb'[ \t]*(?:def|class|import|from|return|if|elif|else|for|while|try|except|raise|with|const|let'
                             rb'|var|function|func|package|export|public|private|protected|static|struct|interface|type|fn'
                             rb'|impl|use|pub|switch|case)\b')
@@ -872,6 +919,7 @@ def _mostly_statements(t: bytes) -> bool:
             if (statements + left) * 4 < lines + left: return False
     return statements * 4 >= lines
 
+# %% ../nbs/03_detect.ipynb #b68c3caa
 def _is_code(body: bytes) -> bool:
     t = body.strip(_WS)
     if t.startswith(b'#!'): return True

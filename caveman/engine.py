@@ -161,7 +161,10 @@ class Engine:
         "Content type of `data` after stripping presentation wrappers (reference §2)."
         return detect_type(unwrap(as_bytes(data))[0])
 
-    def _count(self, data: bytes) -> int: return self.counter.count(_countable(data))
+    def _count(self, data: bytes) -> int:
+        "Tokens in `data` (bytes): decoded a slice at a time when the counter can (`O200kCounter.count_utf8`), else whole."
+        by_slices = getattr(self.counter, 'count_utf8', None)
+        return by_slices(data) if by_slices else self.counter.count(_countable(data))
 
 # %% ../nbs/30_engine.ipynb #c4aa1f9d
 import threading

@@ -91,7 +91,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     changes = [c for c in hooks.plan(install, scope, project, home, mcp=mcp) if c[0] != mcp_file]
     old = mcp_file.read_text(encoding='utf-8') if mcp_file.exists() else ''
     doc = hooks._load(mcp_file)
-    plain = {'type': 'stdio', 'command': hooks._exe('caveman-mcp'), 'args': [], 'env': {}} if install and mcp else None
+    plain = {'type': 'stdio', 'command': hooks._exe('caveman-mcp'), 'args': list(hooks.SERVER_ARGS), 'env': {}} if install and mcp else None
     new, notes, cfg2 = json.loads(json.dumps(doc)), [], None
     node = _node(new, key, on or cfg is not None)
     here = node.get(key[-1]) if node is not None and isinstance(node.get(key[-1]), dict) else {}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from . import ccr
 from .engine import Engine, Result, RecoveryStoreError, as_bytes
 from .tokens import Counter
-from .toolschema import loads_typed, dumps_compact, extract_tools, selection_profile
+from .toolschema import loads_typed, dumps_compact, extract_tools, selection_profile, remember_parsed
 
 _all_ = ['selection_profile']
 
@@ -43,11 +43,14 @@ def shrink(catalog: bytes | str, store: 'ccr.Store | str | None' = None, counter
     handle. Raises `RecoveryStoreError` (`.result` = the pass-through) when the store fails (reference §8.1, SPEC §10, §14.6)."""
     data = as_bytes(catalog)
     engine = Engine(None, counter)
-    compact = compact_json(data)
+    try: doc = loads_typed(data); compact = dumps_compact(doc).encode('utf-8')      # `compact_json`, keeping the parse
+    except (ValueError, RecursionError): compact = None
     if compact is None:
         res = engine.compress(data, mode='record', type=SHRINK_TYPE)
         return data, res
-    res = engine.compress(compact, type=SHRINK_TYPE, external_recovery=True)
+    remember_parsed(compact, doc)          # the compressor takes this parse instead of parsing the compact form again
+    try: res = engine.compress(compact, type=SHRINK_TYPE, external_recovery=True)
+    finally: remember_parsed(b'', None)
     if res.passed_through:
         res = replace(res, output=data)
         return data, res
@@ -69,6 +72,7 @@ def reduction(before: int, after: int) -> float:
     "`(before - after) / before` for token counts, 0.0 when `before <= 0` or nothing was saved (reference §8.1)."
     return (before - after) / before if before > 0 and after < before else 0.0
 
+# %% ../nbs/41_shrink.ipynb #dea64b1d
 @dataclass
 class ToolLint:
     "One tool's row of a lint `Report`: compact-JSON tokens before and after shrinking."
@@ -133,9 +137,11 @@ def report_line(res: Result, note: str = '') -> dict:
     if note: d['note'] = note
     return d
 
+# %% ../nbs/41_shrink.ipynb #b0e75209
 def _line(stream, obj: dict):
     stream.write(json_line(obj, compact=False)); stream.flush()
 
+# %% ../nbs/41_shrink.ipynb #8c107c18
 def _fatal(stderr, code: str, message: str) -> int:
     stderr.write(error_line(code, message, compact=False)); stderr.flush()
     return 1
@@ -144,13 +150,14 @@ def _usage(stderr) -> int:
     stderr.write((USAGE + '\n').encode()); stderr.flush()
     return 2
 
-# %% ../nbs/41_shrink.ipynb #b0e75209
+# %% ../nbs/41_shrink.ipynb #77b0bb35
 def _read(path: str | None, stdin, stderr) -> bytes | int:
     "The capped bytes of `path` (`None` or `-`: `stdin`), or the exit code of the fatal error already reported."
     try: return read_source(path, stdin, MAX_INPUT_BYTES)
     except InputTooLarge as e: return _fatal(stderr, 'cave_input_too_large', str(e))
     except OSError as e: return _fatal(stderr, 'cave_read_failed', f'read {path}: {e.strerror or e}')
 
+# %% ../nbs/41_shrink.ipynb #8f13eb19
 def not_json_reason(data: bytes) -> str | None:
     "Why `data` is not exactly one JSON value, worded as `lint` words it (`not valid JSON: …`); `None` when it is one."
     if compact_json(data) is not None: return None
@@ -159,6 +166,7 @@ def not_json_reason(data: bytes) -> str | None:
     except ValueError as e: return f'not valid JSON: {e}'
     return 'not valid JSON'
 
+# %% ../nbs/41_shrink.ipynb #dd647832
 def _no_tools_note(data: bytes) -> str:
     "`passed through: no named tools found` (or `unsupported catalog shape`) when JSON `data` holds no tool to shrink, else ''."
     try: extract_tools(data)
@@ -166,6 +174,7 @@ def _no_tools_note(data: bytes) -> str:
     except RecursionError: return ''
     return ''
 
+# %% ../nbs/41_shrink.ipynb #57c5c839
 def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
@@ -185,6 +194,7 @@ def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     _line(stderr, note)
     return 0
 
+# %% ../nbs/41_shrink.ipynb #84484f12
 def _run_lint(path: str, as_json: bool, stdin, stdout, stderr) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
@@ -193,6 +203,7 @@ def _run_lint(path: str, as_json: bool, stdin, stdout, stderr) -> int:
     stdout.write((json.dumps(rep.to_dict()) + '\n' if as_json else rep.table()).encode()); stdout.flush()
     return 0
 
+# %% ../nbs/41_shrink.ipynb #b429212d
 def _run_recover(handle: str, stdout, stderr, store) -> int:
     try: data = recover(handle, store)
     except ccr.NotFound as e: return _fatal(stderr, 'cave_unknown_handle', f'recover {handle}: {e}')
@@ -225,6 +236,7 @@ def _parser():
     p.add_argument('--json', action='store_true', help='lint: print the report as one JSON line')
     return p
 
+# %% ../nbs/41_shrink.ipynb #1f0fee9f
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` or `--version` (reference §8.2)."
     argv = sys.argv[1:] if argv is None else list(argv)

@@ -308,12 +308,13 @@ def encoded_length(enc, text: str) -> int:
 # %% ../nbs/01_tokens.ipynb #adeddc90
 CHUNK_CHARS = 1 << 20
 _CUT = re.compile(r'\n(?=[A-Za-z0-9])')
+_CUT_BYTES = re.compile(rb'\n(?=[A-Za-z0-9])')
 
-def safe_slices(text: str, size: int = CHUNK_CHARS):
-    "Slices of `text` (str) of at least `size` characters (the last may be shorter), each ending right after a line feed that an ASCII letter or digit follows, so o200k counts of the slices add up to the count of `text`. Linear."
-    pos, n = 0, len(text)
+def safe_slices(text: str | bytes, size: int = CHUNK_CHARS):
+    "Slices of `text` (str, or UTF-8 bytes: then `size` is in bytes) of at least `size` characters (the last may be shorter), each ending right after a line feed that an ASCII letter or digit follows, so o200k counts of the slices add up to the count of `text`. Linear."
+    pos, n, cut = 0, len(text), _CUT_BYTES if isinstance(text, bytes) else _CUT
     while pos < n:
-        m = _CUT.search(text, pos + size) if n - pos > size else None
+        m = cut.search(text, pos + size) if n - pos > size else None
         end = m.start() + 1 if m else n
         yield text[pos:end]
         pos = end
@@ -373,6 +374,10 @@ class O200kCounter:
         except VocabularyError: return ApproxCounter().count(text)
         if len(text) <= CHUNK_CHARS: return self._count(enc, text)
         return sum(self._count(enc, s) for s in safe_slices(text))
+    def count_utf8(self, data: bytes) -> int:
+        "Tokens in `data` (bytes) read as UTF-8 with replacement, as `count(data.decode('utf-8', 'replace'))`, decoding one `safe_slices` slice at a time so the whole text never exists as a str (a 16 MB payload in two-byte characters: 32 MB less at peak). A cut sits after an ASCII line feed, which no bad byte sequence spans."
+        if len(data) <= CHUNK_CHARS: return self.count(data.decode('utf-8', 'replace'))
+        return sum(self.count(s.decode('utf-8', 'replace')) for s in safe_slices(data))
     def _count(self, enc, text: str) -> int:
         try: text, cut = fold_runs(text)
         except _FATAL: raise

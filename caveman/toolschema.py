@@ -8,8 +8,10 @@ __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'W
            'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_typed',
            'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word', 'is_marketing', 'example_spans',
            'is_fact', 'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema', 'strip_schema_examples',
-           'drop_schema_restatements', 'reduce_description', 'same_under_default_dialect', 'property_names',
-           'compress_schema', 'compress_envelope', 'compress_document', 'compress_toolschema', 'strip_annotations']
+           'drop_schema_restatements', 'restates_name', 'reduce_description', 'same_under_default_dialect',
+           'property_names', 'refs_and_names', 'property_description', 'tool_description', 'compress_schema',
+           'compress_envelope', 'compress_document', 'remember_parsed', 'parsed', 'compress_toolschema',
+           'strip_annotations']
 
 # %% ../nbs/25_toolschema.ipynb #c97d905a
 import json, re
@@ -34,6 +36,7 @@ class JSONFloat(float):
         JSONFloat.made = True
         return obj
 
+# %% ../nbs/25_toolschema.ipynb #ef14568b
 def _typed_number(lexeme: str):
     "A plain `int`/`float` when Python spells it back as `lexeme`, else a `JSONInt`/`JSONFloat` that remembers it."
     if '.' in lexeme or 'e' in lexeme or 'E' in lexeme:
@@ -47,7 +50,7 @@ def loads_typed(data: bytes | str):
     try: return loads_lexical(data, numbers=_typed_number)
     except RecursionError: raise ValueError('JSON nested too deeply') from None
 
-# %% ../nbs/25_toolschema.ipynb #ef14568b
+# %% ../nbs/25_toolschema.ipynb #25abf626
 _LONE_SURROGATE = re.compile('[\ud800-\udfff]')
 
 def _dump_str(s: str) -> str:
@@ -61,6 +64,7 @@ def _dumps_slow(value) -> str:
     if isinstance(value, list): return '[' + ','.join(_dumps_slow(v) for v in value) + ']'
     return json.dumps(value)
 
+# %% ../nbs/25_toolschema.ipynb #e60aa938
 def _remembers_lexemes(value) -> bool:
     "Whether a `JSONInt`/`JSONFloat` occurs anywhere in `value` (never, while this process has made none)."
     if not (JSONInt.made or JSONFloat.made): return False
@@ -72,6 +76,7 @@ def _remembers_lexemes(value) -> bool:
         elif isinstance(v, (JSONInt, JSONFloat)): return True
     return False
 
+# %% ../nbs/25_toolschema.ipynb #2ca450ec
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(',', ':'), check_circular=False).encode
 
 def dumps_compact(value) -> str:
@@ -107,6 +112,7 @@ def _argument_schema(tool: dict) -> dict:
         if key in tool: return tool[key] if isinstance(tool[key], dict) else {}
     return {}
 
+# %% ../nbs/25_toolschema.ipynb #d06aaa6e
 def selection_profile(catalog: bytes | str | object) -> dict[str, dict]:
     "`{tool name: {'params': sorted property names, 'enums': {param: enum values as compact JSON, in order}, 'required': sorted}}`; raises as `extract_tools` (reference §8.1)."
     profile = {}
@@ -189,6 +195,7 @@ def _alternatives(words: str) -> list[str]:
         cur += c
     return [a for a in out + [cur.strip()] if a]
 
+# %% ../nbs/25_toolschema.ipynb #5c21f7b1
 _ALTS = _alternatives(_LATIN_FACT_WORDS)
 _SINGLE = frozenset(a for a in _ALTS if regex.fullmatch(r'\p{L}+', a))
 _STEMS = tuple(a[:-3] for a in _ALTS if regex.fullmatch(r'\p{L}+\\w\*', a))
@@ -242,6 +249,7 @@ def _examples(text: str) -> list[tuple[int, int, int]]:
         found.append((m.start(), i, min(j + 1, len(text))))
     return found
 
+# %% ../nbs/25_toolschema.ipynb #8a3ebafd
 def example_spans(text: str) -> list[tuple[int, int]]:
     "`(start, end)` character spans of the bracketed/braced example literals of `text` (after *such as*, *e.g.*, 例如, …), brackets matched; an unclosed one runs to the end."
     return [(a, b) for _, a, b in _examples(text)]
@@ -250,6 +258,7 @@ def _without_examples(text: str) -> str:
     for a, b in reversed(example_spans(text)): text = text[:a] + ' ' + text[b:]
     return text
 
+# %% ../nbs/25_toolschema.ipynb #fa71c53f
 @lru_cache(maxsize=512)
 def _names_pattern(names: frozenset):
     long = sorted((n for n in names if len(n) >= 3), key=len, reverse=True)
@@ -260,10 +269,12 @@ def _mentions(text: str, names) -> bool:
     pattern = _names_pattern(frozenset(names))
     return bool(pattern and pattern.search(text))
 
+# %% ../nbs/25_toolschema.ipynb #de86d121
 def _has_structure(text: str, names) -> bool:
     "A number, a format pattern, a quoted literal or a parameter name in `text`."
     return bool(_NUMBER.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
 
+# %% ../nbs/25_toolschema.ipynb #9671a91e
 def is_fact(unit: str, names=()) -> bool:
     "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals; a marketing unit (`is_marketing`) only by a hard fact word or that structure."
     text = _without_examples(unit)
@@ -281,10 +292,12 @@ def _abbreviation_before(text: str, dot: int) -> bool:
     word = text[start:dot].lower().strip('.')
     return bool(word) and (len(word) == 1 or '.' in word or word in ABBREVIATIONS)
 
+# %% ../nbs/25_toolschema.ipynb #913c0a64
 _CJK_LETTER = regex.compile(r'[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]')
 
 def _starts_sentence(c: str) -> bool: return c.isupper() or bool(_CJK_LETTER.match(c))
 
+# %% ../nbs/25_toolschema.ipynb #196ea834
 def split_sentences(text: str) -> list[str]:
     "Sentences of `text`: split at `.` + whitespace + an uppercase or CJK letter unless the word before the dot is an abbreviation, and after `。！？` (reference §8.3)."
     out, start, i, n = [], 0, 0, len(text)
@@ -363,13 +376,19 @@ _ARGS_HEADER = regex.compile(r'^(?:args|arguments|parameters|params|parameters\s
 _ARG_ITEM = regex.compile(r'^\s*(?:[-*+•]\s+)?`?([\w.$-]+)`?\s*(?:\(([^)]*)\))?\s*[:：-]\s*(.*)$')
 _STOP = frozenset('a an the of to for in on at by is are be it its this that which with and or as from your you if any can will'.split())
 
-def _content_words(text: str) -> set[str]:
-    words = set()
-    for w in regex.findall(r'[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{L}\p{N}]+', text):
-        for part in regex.findall(r'[\p{Lu}]?[\p{Ll}\p{N}]+|[\p{Lu}]+(?![\p{Ll}])|[^\p{L}\p{N}]|[\p{Han}\p{Hiragana}\p{Katakana}]', w) or [w]:
-            if part.lower() not in _STOP: words.add(part.lower())
-    return words
+_WORD_OR_CJK = regex.compile(r'[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{L}\p{N}]+')
+_WORD_PART = regex.compile(r'[\p{Lu}]?[\p{Ll}\p{N}]+|[\p{Lu}]+(?![\p{Ll}])|[^\p{L}\p{N}]|[\p{Han}\p{Hiragana}\p{Katakana}]')
 
+@lru_cache(maxsize=8192)
+def _content_words(text: str) -> frozenset[str]:
+    "The lower-cased words of `text` (camelCase split, CJK by character), stop words left out; cached: the same names and descriptions recur."
+    words = set()
+    for w in _WORD_OR_CJK.findall(text):
+        for part in _WORD_PART.findall(w) or [w]:
+            if part.lower() not in _STOP: words.add(part.lower())
+    return frozenset(words)
+
+# %% ../nbs/25_toolschema.ipynb #76d9d69d
 def restates_schema(item: str, params: dict) -> bool:
     "Whether an `Args:`-section item (`name: text`, `- name (type): text`) names a parameter of `params` (the schema's `properties`) and says nothing its schema does not."
     m = _ARG_ITEM.match(item)
@@ -409,6 +428,7 @@ _CLAUSE_START = regex.compile(r'optional|required|the\s+default|default|it\s|can
 
 def _unquote(lit: str) -> str: return lit[1:-1] if len(lit) > 1 and lit[0] == lit[-1] and lit[0] in '\'"`' else lit
 
+# %% ../nbs/25_toolschema.ipynb #1dafd833
 def _same_value(lit: str, value) -> bool:
     "Whether a prose literal names exactly the JSON `value`."
     if isinstance(value, bool): return lit.lower() == str(value).lower()
@@ -419,6 +439,7 @@ def _same_value(lit: str, value) -> bool:
         except ValueError: return False
     return False
 
+# %% ../nbs/25_toolschema.ipynb #a41c9f89
 def _says_schema(part: str, schema: dict, optional) -> bool:
     "Whether one clause says only what `schema` (a property's schema) states: optional/required, its default, its enum."
     part = part.strip()
@@ -433,6 +454,7 @@ def _says_schema(part: str, schema: dict, optional) -> bool:
     lits = [_unquote(l) for l in regex.findall(_LIT, regex.sub(r'\s*,?\s*\b(?:or|and)\s+', ', ', m['enum'], flags=regex.I))]
     return sorted(lits) == sorted(enum)
 
+# %% ../nbs/25_toolschema.ipynb #3c394f4a
 def drop_schema_restatements(text: str, schema: dict, optional: bool | None = None) -> str:
     "`text` (a property's description) without the clauses that only restate its `schema`: *optional* / *required* as `optional` (True/False; None: unknown) says, *default is X* where `default` is X, *can be a, b or c* where `enum` is exactly those. Idempotent."
     if not isinstance(schema, dict) or not _RESTATING.search(text): return text
@@ -448,6 +470,19 @@ def drop_schema_restatements(text: str, schema: dict, optional: bool | None = No
             if m.lastgroup == 'prefix': new = new[:1].upper() + new[1:]
             if new and new != text: text = new; break
         else: return text
+
+# %% ../nbs/25_toolschema.ipynb #10abe378
+_TYPE_WORDS = {'boolean': 'boolean whether', 'integer': 'integer number', 'number': 'number', 'array': 'array list',
+               'string': 'string', 'object': 'object', 'null': 'null'}
+_SETTER_WORDS = frozenset('set sets specify specifies'.split())
+
+def restates_name(text: str, name: str, tool: str = '', type_=None) -> bool:
+    "Whether a property's description (text) says nothing but the property `name`, the `tool` name and its JSON `type_`: every content word is one of theirs or a setter verb (*set*, *specify*); an empty description too."
+    left = _content_words(text) - _SETTER_WORDS - _content_words(name)     # cached word sets: most descriptions stop here
+    if left:
+        types = [type_] if isinstance(type_, str) else type_ if isinstance(type_, list) else []
+        left -= _content_words(' '.join(_TYPE_WORDS.get(t, t) for t in types if isinstance(t, str)))
+    return not left or left <= _content_words(tool)
 
 # %% ../nbs/25_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
@@ -470,6 +505,7 @@ def _units(lines) -> list[dict]:
             units.append(u)
     return units
 
+# %% ../nbs/25_toolschema.ipynb #30d0bdc9
 def reduce_description(text: str, names=(), params: dict | None = None) -> str:
     "A description tidied (Markdown decoration, blank lines, extra spaces gone, example literals whose keys the schema names dropped); if longer than 160 UTF-8 bytes, only its lead (<= 100 bytes unless a fact), its fact units and their context, in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
     lines = tidy_lines(text.strip())
@@ -511,6 +547,7 @@ def _unpercent(token: str) -> str:
     try: return re.sub(rb'%([0-9A-Fa-f]{2})', lambda m: bytes([int(m[1], 16)]), token.encode('utf-8')).decode('utf-8')
     except UnicodeError: return token
 
+# %% ../nbs/25_toolschema.ipynb #dc95f67a
 def _ref_targets(node, found=None) -> list[tuple[str, ...]]:
     "Unescaped JSON-pointer tokens of every local `$ref` (`#/…`) in `node`."
     found = [] if found is None else found
@@ -523,6 +560,7 @@ def _ref_targets(node, found=None) -> list[tuple[str, ...]]:
         for v in node: _ref_targets(v, found)
     return found
 
+# %% ../nbs/25_toolschema.ipynb #73598c98
 def _ref_needs(path: tuple, key: str, targets) -> bool:
     "Whether some `$ref` target runs through `key` at `path` (matching any suffix of `path`)."
     return any(tok == key and (i == 0 or path[-i:] == t[:i]) for t in targets for i, tok in enumerate(t))
@@ -539,6 +577,7 @@ def _dialect(uri) -> int | None:
     u = uri.strip().rstrip('#')
     return _DIALECTS.get(u) or _DIALECTS.get(u.replace('https://', 'http://', 1)) or _DIALECTS.get(u.replace('http://', 'https://', 1))
 
+# %% ../nbs/25_toolschema.ipynb #a920836c
 def _differing(schema, old: bool) -> bool:
     "Whether the schema object tree uses a keyword whose meaning differs between its (old: pre-2020) dialect and 2020-12."
     if isinstance(schema, list): return any(_differing(v, old) for v in schema)
@@ -553,6 +592,7 @@ def _differing(schema, old: bool) -> bool:
         elif isinstance(v, (dict, list)) and _differing(v, old): return True
     return False
 
+# %% ../nbs/25_toolschema.ipynb #90508a33
 def same_under_default_dialect(schema: dict) -> bool:
     "Whether `schema` (with its `$schema`) validates every instance as it would under 2020-12, the default dialect: a known draft-06/07/2019-09/2020-12 dialect and no keyword whose meaning differs."
     d = _dialect(schema.get('$schema'))
@@ -575,6 +615,23 @@ def property_names(schema) -> set[str]:
         elif isinstance(node, list): stack.extend(node)
     return found
 
+# %% ../nbs/25_toolschema.ipynb #180aa4c0
+def refs_and_names(schema) -> tuple[list, frozenset]:
+    "`(_ref_targets(schema), frozenset(property_names(schema)))` in one walk of the parsed schema."
+    targets, names, stack = [], set(), [(schema, False)]
+    while stack:
+        node, data = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get('$ref')
+            if isinstance(ref, str) and ref.startswith('#/'): targets += _ref_targets({'$ref': ref})
+            for k, v in node.items():
+                if not isinstance(v, (dict, list)): continue
+                inside = data or k in _DATA_KEYWORDS
+                if k == 'properties' and not inside and isinstance(v, dict): names.update(v)
+                stack.append((v, inside))
+        elif isinstance(node, list): stack.extend((v, data) for v in node)
+    return targets, frozenset(names)
+
 # %% ../nbs/25_toolschema.ipynb #7bcd30cf
 _CONDITIONAL = frozenset({'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies'})
 
@@ -585,6 +642,7 @@ def _optional_flags(schema: dict) -> dict:
     conditional = bool(_CONDITIONAL & schema.keys())
     return {p: False if p in required else None if conditional else True for p in props}
 
+# %% ../nbs/25_toolschema.ipynb #21ab4612
 def _property_description(text: str, schema: dict, optional, names) -> str:
     "A property's description without its schema restatements, then reduced; repeated until stable (idempotent)."
     while True:
@@ -592,10 +650,50 @@ def _property_description(text: str, schema: dict, optional, names) -> str:
         if new == text or drop_schema_restatements(new, schema, optional) == new: return new
         text = new
 
-def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=...):
-    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced and property descriptions stripped of what the schema states; `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
-    if _targets is None: _targets, _names = _ref_targets(schema), frozenset(property_names(schema))
-    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names) for i, v in enumerate(schema)]
+# %% ../nbs/25_toolschema.ipynb #720be3c8
+_DESCRIPTION_CACHE: dict = {}
+
+def _restating_key(schema: dict) -> tuple:
+    "What `drop_schema_restatements` reads of a property schema, hashable: its `default` and its `enum` as compact JSON (None when absent)."
+    return (dumps_compact(schema['default']) if 'default' in schema else None,
+            dumps_compact(schema['enum']) if 'enum' in schema else None)
+
+# %% ../nbs/25_toolschema.ipynb #04372cef
+def property_description(text: str, schema: dict, optional, names: frozenset) -> str:
+    "`_property_description`, computed once per (text, optional, names, `default`, `enum`) and then looked up."
+    key = (text, optional, names, _restating_key(schema))
+    got = _DESCRIPTION_CACHE.get(key)
+    if got is None:
+        if len(_DESCRIPTION_CACHE) >= 8192: _DESCRIPTION_CACHE.clear()
+        got = _DESCRIPTION_CACHE[key] = _property_description(text, schema, optional, names)
+    return got
+
+# %% ../nbs/25_toolschema.ipynb #e92588f0
+_MAY_HEAD_ARGS = regex.compile(r'arg|param|input|参数|引数|パラメータ|매개변수|인자', regex.I)
+
+def tool_description(text: str, names: frozenset, params: dict) -> str:
+    "`reduce_description(text, names=names, params=params)` (`names` must include the keys of `params`), cached unless the text may hold an `Args:` section."
+    if _MAY_HEAD_ARGS.search(text): return reduce_description(text, names=names, params=params)
+    key = (text, 'tool', names)
+    got = _DESCRIPTION_CACHE.get(key)
+    if got is None:
+        if len(_DESCRIPTION_CACHE) >= 8192: _DESCRIPTION_CACHE.clear()
+        got = _DESCRIPTION_CACHE[key] = reduce_description(text, names=names, params=params)
+    return got
+
+# %% ../nbs/25_toolschema.ipynb #a5b66fdd
+def _without_name_restatement(prop, name: str, tool: str, targets, path: tuple):
+    "A compressed property schema without its `description` where that only restates the property's name (`restates_name`) and no `$ref` points at it."
+    if (isinstance(prop, dict) and isinstance(prop.get('description'), str) and restates_name(prop['description'], name, tool, prop.get('type'))
+            and not _ref_needs(path + (name,), 'description', targets)):
+        return {k: v for k, v in prop.items() if k != 'description'}
+    return prop
+
+# %% ../nbs/25_toolschema.ipynb #11afe354
+def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=..., _tool: str = ''):
+    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced, property descriptions stripped of what the schema states and dropped where they only restate the name (`_tool`: the tool's name); `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
+    if _targets is None: _targets, _names = refs_and_names(schema)
+    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names, _tool=_tool) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
     out = {}
     for key, value in schema.items():
@@ -603,14 +701,15 @@ def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset 
         if key == '$schema' and not same_under_default_dialect(schema): out[key] = value; continue
         if key in DROP_KEYWORDS and not _ref_needs(_path, key, _targets): continue
         if key == 'description' and isinstance(value, str):
-            out[key] = reduce_description(value, names=_names) if _optional is ... else _property_description(value, schema, _optional, _names)
+            out[key] = reduce_description(value, names=_names) if _optional is ... else property_description(value, schema, _optional, _names)
         elif key in VERBATIM_KEYWORDS: out[key] = value
         elif key == 'properties' and isinstance(value, dict):
             flags = _optional_flags(schema)
-            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, flags[name]) for name, sub in value.items()}
+            out[key] = {name: _without_name_restatement(compress_schema(sub, _targets, here + (name,), _names, flags[name], _tool), name, _tool, _targets, here)
+                        for name, sub in value.items()}
         elif key in NAME_MAPS and isinstance(value, dict):
-            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names) for name, sub in value.items()}
-        else: out[key] = compress_schema(value, _targets, here, _names)
+            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, _tool=_tool) for name, sub in value.items()}
+        else: out[key] = compress_schema(value, _targets, here, _names, _tool=_tool)
     return out
 
 # %% ../nbs/25_toolschema.ipynb #07f846ed
@@ -623,13 +722,15 @@ def compress_envelope(tool):
     if not isinstance(tool, dict): return tool
     schema = _argument_schema(tool)
     params = schema.get('properties') if isinstance(schema.get('properties'), dict) else {}
-    names = frozenset(property_names(schema))
+    targets, names = refs_and_names(schema)
     out = {}
     for key, value in tool.items():
         if key in SCHEMA_KEYS:
-            out[key] = compress_schema(value, _ref_targets(value), (), names) if value is schema else compress_schema(value)
+            tool_name = tool['name'] if isinstance(tool.get('name'), str) else ''
+            out[key] = (compress_schema(value, targets, (), names, _tool=tool_name) if value is schema
+                        else compress_schema(value, _tool=tool_name))
         elif key == 'function': out[key] = compress_envelope(value)
-        elif key == 'description' and isinstance(value, str): out[key] = reduce_description(value, names=names, params=params)
+        elif key == 'description' and isinstance(value, str): out[key] = tool_description(value, names, params)
         else: out[key] = value
     return out
 
@@ -648,9 +749,24 @@ def compress_document(doc):
     return compress_schema(doc)
 
 # %% ../nbs/25_toolschema.ipynb #30054e7a
+import threading
+_REMEMBERED = threading.local()
+
+def remember_parsed(data: bytes, value) -> None:
+    "Leave `value` — what `loads_typed(data)` returns — for the next `parsed(data)` on this thread (one entry, used once)."
+    _REMEMBERED.entry = (data, value)
+
+def parsed(data: bytes):
+    "`loads_typed(data)`, or the value `remember_parsed` left for exactly these bytes (then forgotten); raises as `loads_typed`."
+    entry = getattr(_REMEMBERED, 'entry', None)
+    _REMEMBERED.entry = None
+    if entry is not None and entry[0] == data: return entry[1]
+    return loads_typed(data)
+
+# %% ../nbs/25_toolschema.ipynb #b3ec4fc8
 def compress_toolschema(body: bytes, query: str = '') -> bytes | None:
     "A tool catalog (JSON bytes) compressed to compact UTF-8 JSON with key order and number spelling kept; `None` for malformed input or trailing values (reference §8.3, SPEC §10, §14.6). Idempotent."
-    try: return dumps_compact(compress_document(loads_typed(body))).encode('utf-8')
+    try: return dumps_compact(compress_document(parsed(body))).encode('utf-8')
     except (ValueError, RecursionError): return None
 
 COMPRESSOR = Compressor('toolschema', compress_toolschema, method='toolschema')
@@ -661,6 +777,7 @@ _SCALAR = re.compile(r'-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|nu
 
 def _skip_ws(text: str, i: int) -> int: return _JSON_WS.match(text, i).end()
 
+# %% ../nbs/25_toolschema.ipynb #0647bdd9
 def _array_items(text: str, i: int) -> tuple[list[tuple[int, int]], int]:
     "`(start, end)` of each element of the (valid) array at `text[i] == '['`, and the index after its `]`."
     items, i = [], _skip_ws(text, i + 1)
@@ -715,6 +832,7 @@ def _strip_schema(text: str, i: int, cuts: list):
                 for sub, _ in _array_items(text, start)[0]: _strip_schema(text, sub, cuts)
             else: _strip_schema(text, start, cuts)
 
+# %% ../nbs/25_toolschema.ipynb #d3d90b10
 def _strip_envelope(text: str, i: int, cuts: list):
     if text[i] != '{': return
     for key, _, start, _ in _object_members(text, i)[0]:
@@ -726,6 +844,7 @@ def _valid_json(text: str) -> bool:
     try: loads_lexical(text, numbers=str, duplicates='last'); return True
     except (ValueError, RecursionError): return False
 
+# %% ../nbs/25_toolschema.ipynb #edf9f731
 def strip_annotations(body: bytes, query: str = '') -> bytes | None:
     "The catalog with schema `$schema`/`title`/`examples`/`deprecated` members spliced out and every other byte unchanged; `None` unless `body` is exactly one valid JSON value (reference §8.4). Idempotent."
     try: text = body.decode('utf-8')

@@ -235,6 +235,9 @@ def live_captures(workdir: Path) -> list[tuple[str, bytes]]:
     # listings
     cmd('ls_la_site_packages', ['ls', '-la', str(sp)])
     cmd('ls_laR_pip', ['ls', '-laR', str(pip_dir / '_internal')])
+    cmd('ls_laR_dev', ['ls', '-laR', '/dev'])                                       # device rows: `major, minor` for a size
+    cmd('ls_la_full_iso', ['ls', '-la', '--time-style=full-iso', str(sp)])          # date, time and zone for month, day and time
+    cmd('ls_laR_stdlib_json', ['ls', '-laR', str(Path(os.__file__).parent / 'json')])   # files old enough to show a year
     cmd('find_pip_py', ['find', str(pip_dir), '-name', '*.py'])
     cmd('find_usr_share_doc', ['find', '/usr/share/doc', '-maxdepth', '2'])
     cmd('df_h', ['df', '-h'])

@@ -8,6 +8,8 @@ compressor's code.
 import json
 from urllib.parse import unquote
 
+import regex
+
 from jsonschema.validators import validator_for, Draft202012Validator
 
 from caveman.toolschema import extract_tools, selection_profile
@@ -91,12 +93,60 @@ def check_catalog(original: bytes, compressed: bytes) -> list[str]:
             if json.dumps(t0[k]) != json.dumps(t1.get(k)): bad.append(f'{name}: envelope member {k} changed')  # annotations byte-identical
         for key, s0 in tool_schemas(t0):
             s1 = t1[key]
-            bad += [f'{name}.{key}: {v}' for v in check_schema(s0, s1)]
+            bad += [f'{name}.{key}: {v}' for v in check_schema(s0, s1, name)]
     return bad
 
 
-def check_schema(s0, s1) -> list[str]:
-    "Keywords unchanged at their paths, only annotations removed, key order kept, every `$ref` resolves."
+_STOP_WORDS = set('a an the of to for in on at by is are be it its this that which with and or as from your you if any can will'.split())
+_TYPE_SYNONYMS = {'boolean': ['whether'], 'integer': ['number'], 'array': ['list']}
+
+
+def _words(text: str) -> set[str]:
+    "Lower-case words of `text`, camelCase and snake_case split, stop words left out (the judge's own split)."
+    parts = regex.findall(r'\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})|\p{N}+|[\p{Lo}\p{Lm}\p{Lt}\p{M}]', text)
+    return {p.lower() for p in parts} - _STOP_WORDS
+
+
+def _property_names_below(schema) -> set[str]:
+    names, stack = set(), [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get('properties'), dict): names |= set(node['properties'])
+            stack += [v for k, v in node.items() if k not in DATA_KEYWORDS]
+        elif isinstance(node, list): stack += node
+    return names
+
+
+def _without_shape_examples(text: str, names: set[str]) -> str:
+    "`text` without each `such as [...]` / `e.g. {...}` literal whose keys are all in `names` (the shape the schema states)."
+    for m in reversed(list(regex.finditer(r'(?:such\s+as|e\.g\.|for\s+example)\s*[:,]?\s*(?=[\[{])', text, regex.I))):
+        depth, j = 0, m.end()
+        while j < len(text):
+            depth += (text[j] in '[{') - (text[j] in ']}')
+            j += 1
+            if depth == 0: break
+        keys = regex.findall(r'["\']?([A-Za-z_]\w*)["\']?\s*:', text[m.end():j])
+        if keys and set(keys) <= names: text = text[:m.start()] + text[j:]
+    return text
+
+
+def only_restates_name(description, name: str, tool: str, schema: dict, required: bool | None = None) -> bool:
+    "Whether a removed property `description` said nothing but the property name, the tool name, the property's type, and what its schema states: *optional* / *required* as `required` says, its `default`, its `enum` values (or was empty)."
+    if not isinstance(description, str): return False
+    types = schema.get('type') if isinstance(schema.get('type'), list) else [schema.get('type')]
+    known = _words(f'{name} {tool}') | {'set', 'sets', 'specify', 'specifies'}
+    if required is False: known.add('optional')
+    if required is True: known.add('required')
+    if 'default' in schema: known |= {'default', 'defaults', 'value'} | _words(json.dumps(schema['default']))
+    if isinstance(schema.get('enum'), list): known |= {'can', 'be', 'one', 'either', 'possible', 'allowed', 'valid', 'values', 'value'} | _words(json.dumps(schema['enum']))
+    for t in types:
+        if isinstance(t, str): known |= {t, *_TYPE_SYNONYMS.get(t, [])}
+    return _words(_without_shape_examples(description, _property_names_below(schema))) <= known
+
+
+def check_schema(s0, s1, tool: str = '') -> list[str]:
+    "Keywords unchanged at their paths, only annotations removed (a property's `description` only where it restated the names), key order kept, every `$ref` resolves."
     bad = []
     for path, obj in schema_objects(s0):
         try: new = at(s1, path)
@@ -104,6 +154,12 @@ def check_schema(s0, s1) -> list[str]:
             bad.append(f'schema object {path} missing'); continue
         if not isinstance(new, dict): bad.append(f'{path} is no longer an object'); continue
         removed = set(obj) - set(new)
+        if 'description' in removed and len(path) >= 2 and path[-2] == 'properties':
+            parent = at(s0, path[:-2])
+            req = parent.get('required') if isinstance(parent, dict) and isinstance(parent.get('required'), list) else []
+            conditional = isinstance(parent, dict) and bool({'anyOf', 'oneOf', 'allOf', 'not', 'if', 'dependentRequired', 'dependencies'} & set(parent))
+            if only_restates_name(obj['description'], path[-1], tool, obj, True if path[-1] in req else None if conditional else False):
+                removed.discard('description')
         if removed - ANNOTATIONS: bad.append(f'{path}: non-annotation keys removed {sorted(removed - ANNOTATIONS)}')
         if set(new) - set(obj): bad.append(f'{path}: keys added {sorted(set(new) - set(obj))}')
         if [k for k in obj if k in new] != list(new): bad.append(f'{path}: key order changed')

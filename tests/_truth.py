@@ -592,15 +592,38 @@ def _segments(run: list[str]) -> list[tuple[int, int]]:
     return segs
 
 
-LS_NAMES = ('mode', 'links', 'owner', 'group', 'size', 'month', 'day', 'time', 'name')
+LS_NAMES = ('mode', 'links', 'owner', 'group', 'size', 'major', 'minor', 'month', 'day', 'time', 'year', 'date', 'zone',
+            'name', 'target')
 _LS_LINE = re.compile(r'[-dlcbpsD][rwxsStT-]{9}[.+@]?[ ]+\d')
+
+
+def ls_row(line: str) -> dict:
+    "This module's own reading of an `ls -l` row, word by word: mode links owner group, then size or `major, minor`, then month day time|year or an ISO date, time and optional zone, then the name (and a symbolic link's target after ' -> ')."
+    words = line.rstrip('\r').split()
+    f = dict(zip(('mode', 'links', 'owner', 'group'), words[:4]))
+    k = 4
+    if words[k].endswith(','): f['major'], f['minor'], k = words[k][:-1], words[k + 1], k + 2
+    elif ',' in words[k] and words[k].split(',')[1]: f['major'], f['minor'], k = *words[k].split(',', 1), k + 1
+    else: f['size'], k = words[k], k + 1
+    if re.fullmatch(r'\d{4}-\d\d-\d\d', words[k]):
+        f['date'], f['time'], k = words[k], words[k + 1], k + 2
+        if re.fullmatch(r'[+-]\d{4}', words[k]): f['zone'], k = words[k], k + 1
+    else:
+        f['month'], f['day'] = words[k], words[k + 1]
+        f['time' if ':' in words[k + 2] else 'year'] = words[k + 2]; k += 3
+    rest = line.rstrip('\r')
+    for w in words[:k]: rest = rest[rest.index(w) + len(w):]
+    name = rest[1:] if rest.startswith(' ') else rest.lstrip(' ')
+    if f['mode'][0] == 'l' and ' -> ' in name: name, f['target'] = name.split(' -> ', 1)
+    f['name'] = name
+    return f
 
 
 def fixed_columns(field: str, run: list[str], above: list[str]) -> list[list[dict]]:
     "Candidate readings of column `field` over the elided records `run` of a fixed-width table, each a list of field dicts (one per line): every span of whole stretches (`_segments`: a column boundary is blank in every record) whose header cell in a line of `above` (the table's lines before the run) is `field` for some boundaries inside the blank stretches around it, running up to the next column with a name over it (a stretch with no header text over it belongs to the named column on its left: `COMMAND` is `/usr/bin/worker --slot 3`, not `/usr/bin/worker`; a repeated name is `name@k`); for an `ls -l` listing the `ls` column by position; for `cN` (no header) every span."
     if field in LS_NAMES and all(_LS_LINE.match(l) for l in run):
-        k = LS_NAMES.index(field)
-        return [[text_fields([(field, (l.split(None, 8) + [''] * 9)[k])]) for l in run]]
+        try: return [[text_fields([(field, ls_row(l).get(field, ''))]) for l in run]]
+        except (IndexError, ValueError): return []
     segs = _segments(run)
     name = field.rsplit('@', 1)[0] if re.fullmatch(r'.+@\d+', field) else field
     blank = lambda h, p: p < 0 or p >= len(h) or h[p] in ' \t'

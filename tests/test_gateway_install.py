@@ -93,7 +93,7 @@ def test_project_scope_no_gateway_moves_back_and_keeps_a_plain_server(env, tmp_p
     assert json.loads((cwd / '.claude' / 'settings.json').read_text())['enabledMcpjsonServers'] == ['caveman']
     run(env, cwd, 'install', 'claude-code', '--scope', 'project', '--no-gateway')
     servers = json.loads(mcp.read_text())['mcpServers']
-    assert list(servers) == ['files', 'time', 'caveman'] and servers['caveman']['args'] == []
+    assert list(servers) == ['files', 'time', 'caveman'] and servers['caveman']['args'] == ['--retrieve-only']
     assert {k: servers[k] for k in ('files', 'time')} == original['mcpServers'] and not (cwd / '.claude' / 'caveman-gateway.json').exists()
     run(env, cwd, 'uninstall', 'claude-code', '--scope', 'project')
     assert ordered(mcp) == json.dumps(original)

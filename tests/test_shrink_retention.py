@@ -196,12 +196,44 @@ def test_schema_restatements_go(catalogs, shrunk):
     "Prose that says again what the property's schema states (optional, the default, the enum values) goes; the rest of the description stays."
     props = lambda cat, name: tool(shrunk[cat], name)['inputSchema']['properties']
     area = props('npm_chart', 'generate_area_chart')
-    assert area['theme']['description'] == 'Set the theme for the chart.' and area['theme']['default'] == 'default'
-    assert area['width']['description'] == 'Set the width of chart.' and area['width']['default'] == 600
+    orig = tool(catalogs['npm_chart'], 'generate_area_chart')['inputSchema']['properties']
+    assert "default is 'default'" in orig['theme']['description'] and 'default is 600' in orig['width']['description']
+    # what is left once the restatement goes ("Set the theme for the chart.") only restates the name: the description goes too
+    assert 'description' not in area['theme'] and area['theme']['default'] == 'default'
+    assert 'description' not in area['width'] and area['width']['default'] == 600
     assert area['style']['properties']['texture']['description'] == "Set the texture for the chart. 'rough' refers to hand-drawn style."
     level = props('npm_playwright', 'browser_console_messages')['level']
     assert 'Defaults to' not in level['description'] and level['default'] == 'info'
     assert 'Image resolution scale.' in props('npm_playwright', 'browser_take_screenshot')['scale']['description']
+
+
+def test_name_restatements_go(catalogs, shrunk):
+    "A property description whose every word is the property's name, the tool's name or its type goes; one more word keeps it whole."
+    gone = [('npm_chart', 'generate_bar_chart', 'axisXTitle'), ('npm_memory', 'delete_entities', 'entityNames'),
+            ('npm_playwright', 'browser_handle_dialog', 'accept'), ('npm_everything', 'echo', 'message'), ('npm_playwright', 'browser_navigate', 'url')]
+    kept = [('npm_chart', 'generate_area_chart', ('style', 'properties', 'texture')), ('npm_chart', 'generate_district_map', ('title',)),
+            ('npm_filesystem', 'read_text_file', ('head',)), ('npm_amap_zh', 'maps_weather', ('city',))]
+    for cat, name, prop in gone:
+        before = tool(catalogs[cat], name)['inputSchema']['properties'][prop]
+        assert before.get('description'), (cat, name, prop)
+        assert 'description' not in tool(shrunk[cat], name)['inputSchema']['properties'][prop], (cat, name, prop, before['description'])
+    for cat, name, path in kept:
+        node0, node1 = tool(catalogs[cat], name)['inputSchema']['properties'], tool(shrunk[cat], name)['inputSchema']['properties']
+        for key in path: node0, node1 = node0[key], node1[key]
+        assert node0['description'] and node1.get('description'), (cat, name, path)
+
+
+def test_judge_refuses_a_lost_description():
+    "The invariant judge lets a property description go only when it restated the names: removing one with a fact is reported."
+    def cat(props): return json.dumps({'tools': [{'name': 'browser_find', 'inputSchema': {'type': 'object', 'properties': props}}]}).encode()
+    before = cat({'regex': {'type': 'string', 'description': 'Provide either text or regex, not both.'},
+                  'text': {'type': 'string', 'description': 'The text to find'},
+                  'data': {'type': 'array', 'description': "Data, such as [{ k: 1 }].", 'items': {'type': 'object', 'properties': {'k': {}}}}})
+    fine = cat({'regex': {'type': 'string', 'description': 'Provide either text or regex, not both.'}, 'text': {'type': 'string'},
+                'data': {'type': 'array', 'items': {'type': 'object', 'properties': {'k': {}}}}})
+    lost = cat({'regex': {'type': 'string'}, 'text': {'type': 'string'}, 'data': {'type': 'array', 'items': {'type': 'object', 'properties': {'k': {}}}}})
+    assert check_catalog(before, fine) == []
+    assert check_catalog(before, lost) == ["browser_find.inputSchema: ('properties', 'regex'): non-annotation keys removed ['description']"]
 
 
 def test_annotations_byte_identical(catalogs, shrunk):

@@ -34,6 +34,7 @@ import itertools
 
 def _cues(*pairs): return [(re.compile(p, re.M), w) for p, w in pairs]
 
+# %% ../../nbs/21_compressors_code.ipynb #2cdf1d69
 _SHEBANG = [('python', 'python'), ('ts-node', 'typescript'), ('deno', 'typescript'), ('tsx', 'typescript'),
             ('node', 'javascript'), ('bun', 'javascript')]
 _FAMILY_CUES = {
@@ -69,6 +70,7 @@ def _score(text: str, cues) -> int:
     "The weighted cue score of `text`: each cue counts at most 5 hits, and the search for it stops at the fifth."
     return sum(w * sum(1 for _ in itertools.islice(c.finditer(text), 5)) for c, w in cues)
 
+# %% ../../nbs/21_compressors_code.ipynb #d2db71fc
 def detect_language(body: bytes) -> str | None:
     "Guess the language of source `body`: `'python'`, `'javascript'`, `'typescript'`, `'go'`, `'rust'`, `'java'`, `'c'`, `'cpp'`, or `None` (shebang first, then weighted syntax cues; see above)."
     text = body[:CUE_WINDOW].decode('utf-8', errors='replace')
@@ -107,10 +109,12 @@ def _query(language: str) -> ts.Query:
     patterns = ' '.join(f'({fn} body: ({body}) @body)' for fn, body in _FUNCTIONS[language].items())
     return ts.Query(parser_for(language).language, patterns + (' (comment) @c' if language in _DOC_LANGS else ''))
 
+# %% ../../nbs/21_compressors_code.ipynb #e49a7987
 def captures(tree: ts.Tree, language: str) -> dict[str, list[ts.Node]]:
     "The nodes of `tree` the compressor reads, from one run of `_query`: `{'body': [...], 'c': [...]}` (either may be missing)."
     return ts.QueryCursor(_query(language)).captures(tree.root_node)
 
+# %% ../../nbs/21_compressors_code.ipynb #26da37d0
 def outermost_bodies(tree: ts.Tree, language: str, found: list | None = None) -> list[ts.Node]:
     "Body nodes of the outermost multi-line functions/methods of `tree`, in source order, looking inside wrapper functions (see above); `found`: the `body` captures when already made."
     size = tree.root_node.end_byte
@@ -143,6 +147,7 @@ def docstring_summary(node: ts.Node, src: bytes) -> bytes | None:
     if alone.has_error or alone.child_count != 1 or alone.children[0].named_child_count != 1: return None
     return doc
 
+# %% ../../nbs/21_compressors_code.ipynb #75457d73
 def body_replacement(body: ts.Node, src: bytes, language: str, newline: bytes = b'\n') -> bytes:
     "What replaces an elided function body: the brace marker, or Python's docstring summary plus `...`."
     if language != 'python': return BRACE_ELIDED
@@ -193,6 +198,7 @@ def _errors(node) -> int:
     if not node.has_error and not node.is_missing: return 0
     return (node.type == 'ERROR' or node.is_missing) + sum(_errors(c) for c in node.children)
 
+# %% ../../nbs/21_compressors_code.ipynb #3015c7ac
 def _parse_clean(body: bytes, language: str):
     "`(tree, language)` of the first grammar that parses `body` cleanly; for C and C++ the tree with fewest errors; `(None, None)` otherwise."
     tries = {'typescript': ('typescript', 'tsx'), 'javascript': ('javascript', 'typescript', 'tsx'), 'c': ('c', 'cpp')}.get(language, (language,))
@@ -204,6 +210,7 @@ def _parse_clean(body: bytes, language: str):
     if rough: return min(rough, key=lambda r: r[0])[1:]
     return None, None
 
+# %% ../../nbs/21_compressors_code.ipynb #5e145bf9
 def _doc_edits(comments, body, body_edits, newline):
     "Edits shortening the long doc comments among `comments` (nodes) that are not inside an elided body."
     spans, edits = sorted((s, e) for s, e, _ in body_edits), []
@@ -217,6 +224,7 @@ def _doc_edits(comments, body, body_edits, newline):
         if short is not None: edits.append((c.start_byte, c.end_byte, short))
     return edits
 
+# %% ../../nbs/21_compressors_code.ipynb #962fc94f
 from ..signals import SOURCE, signal_flags, _has_literal
 
 def _holds_signal(text: bytes) -> bool:
@@ -224,6 +232,7 @@ def _holds_signal(text: bytes) -> bool:
     s = text.decode('utf-8', 'replace')
     return _has_literal(s) and any(signal_flags(s.split('\n'), SOURCE))
 
+# %% ../../nbs/21_compressors_code.ipynb #28f5cba5
 def compress_code(body: bytes, query: str = '') -> bytes | None:
     "Source bytes -> the same source with outermost function bodies elided and long JS/TS doc comments cut (never one holding a signal line); `None` if no grammar, parse errors, nothing elided or not smaller (reference §3.15)."
     language = detect_language(body)

@@ -119,7 +119,7 @@ def section_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int]
 # %% ../../nbs/16_compressors_config.ipynb #a986177e
 from .base import (Compressor, crlf_majority, dropped_runs, keep_non_redundant, query_fill, worth_eliding,
                                       elision_marker)
-from ..detect import classify_config
+from ..detect import classify_config, config_kind
 
 FLAG_WORDS = ('ERROR', 'FAIL', 'FAILED', 'FATAL', 'PANIC', 'EXCEPTION', 'WARNING', 'SECURITY', 'SECRET', 'TOKEN', 'PASSWORD',
               'DENIED', 'REJECTED', 'ROLLBACK')
@@ -136,6 +136,7 @@ def comment_lines(lines: Sequence[str], kind: str, inside: set[int] = frozenset(
     if kind == 'ini': return [l[:1] in ('#', ';') for l in lines]
     return [i not in inside and is_comment(l) for i, l in enumerate(lines)]
 
+# %% ../../nbs/16_compressors_config.ipynb #628c4ab2
 def document_titles(lines: Sequence[str], comment: Sequence[bool]) -> list[bool]:
     "For each line, whether it is the title of a YAML document: the first non-blank line after a `---` marker, when it is a comment."
     out = [False] * len(lines)
@@ -272,6 +273,7 @@ def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
             p = parent[i]
             if p >= 0 and (p in dead or p in shared): dead.add(i); continue
             start, stop_, top, path, item = entries[i]
+            entries[i] = None                             # freed as converted: the draft and the result never both whole
             if i in shared: path = None
             out.append(Entry(start, stop_, top, path + f' of document {number}' if path and several else path, item))
     return Layout(out, inside, blocks)
@@ -293,9 +295,11 @@ def repeated_entries(lines: Sequence[str], entries: Sequence[Entry], keep: Seque
         if e.start < done or (not e.item and _YAML_ITEM.match(lines[e.start])): continue   # a key on its item's `- ` line: the item's business
         a = e.start + 1 if e.top else e.start
         if a >= e.end or not intact(e): continue
-        text = (e.top, tuple(lines[a:e.end]))
-        if text not in first: first[text] = e.path; continue
-        claim = ('same as under ' if e.top else 'same as ') + first[text]
+        key = (e.top, e.end - a, hash(tuple(lines[a:e.end])))     # a hash, not the lines: one int per entry; equal hashes are compared
+        seen = first.setdefault(key, [])
+        same = next((p for p, b in seen if lines[b:b + e.end - a] == lines[a:e.end]), None)
+        if same is None: seen.append((e.path, a)); continue
+        claim = ('same as under ' if e.top else 'same as ') + same
         run_bytes = sum(len(l.encode()) + 1 for l in lines[a:e.end])
         marker_bytes = indentation(lines[a]) + len(('# ' + elision_marker(e.end - a, 'config lines', claim)).encode())
         if marker_bytes < run_bytes and worth_eliding(e.end - a, claim, marker_bytes, run_bytes):
@@ -311,6 +315,7 @@ def scalar_groups(inside: set[int]) -> list[tuple[int, int]]:
         else: out.append((i - 1, i + 1))
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #c97e5291
 def toml_groups(lines: Sequence[str]) -> list[tuple[int, int]]:
     "Half-open line ranges `[start, end)` of the TOML statements in `lines` that span several lines: an array or inline table still open at a line's end, or a multi-line string."
     out, start, depth, quote = [], None, 0, None
@@ -337,6 +342,7 @@ def toml_groups(lines: Sequence[str]) -> list[tuple[int, int]]:
         start = None
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #ff49c176
 def ini_groups(lines: Sequence[str]) -> list[tuple[int, int]]:
     "Half-open line ranges `[start, end)` of the INI values in `lines` continued on indented lines: a line at column 0 through its last indented continuation line; blank and comment lines between continuation lines belong to the value, as `configparser` reads it."
     out, i = [], 0
@@ -392,8 +398,10 @@ def _still_parses(kind: str, original: str, output: str) -> bool:
     if kind == 'yaml': return config_parses(kind, output)
     return config_parses(kind, output) is not False or config_parses(kind, original) is False   # None: no parser to ask
 
+# %% ../../nbs/16_compressors_config.ipynb #dff51a46
 def _lead(line: str) -> str: return line[:len(line) - len(line.lstrip(' \t'))]
 
+# %% ../../nbs/16_compressors_config.ipynb #0a1311cf
 def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], yml: bool, replaced: dict, cr: str, entries: Sequence = ()) -> list[str]:
     "Output lines: `replaced` (start -> (end, marker)) first, then each dropped run (cut on the boundaries of `entries`, `aligned_runs`) as one comment-lines or config-lines marker, or as it was when not worth a marker."
     out, i, runs = [], 0, dict(aligned_runs(dropped_runs(keep), entries))
@@ -421,10 +429,11 @@ def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], y
         i = b
     return out
 
+# %% ../../nbs/16_compressors_config.ipynb #fb10eba2
 def compress_config(body: bytes, query: str = '') -> bytes | None:
     "Elide lines of a YAML/TOML/INI file (UTF-8, >= 14 lines): redundant configuration lines, comment runs, repeated YAML entries and long block-scalar middles, each run behind one `# … N … elided (caveman) …` comment line; head, tail, flagged lines, top-level keys and their parents stay; None when declined or when the output would not parse (reference §3.9)."
     if is_caveman_view(body): return None
-    kind = classify_config(body)
+    kind = config_kind(body)
     if kind is None: return None
     text = body.decode('utf-8')
     lines = text.split('\n')
@@ -465,10 +474,9 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
         for a, b, claim in repeated:
             replaced[a] = b, _lead(lines[a]) + '# ' + elision_marker(b - a, 'config lines', claim)
         covered = {i for a, (b, _) in replaced.items() for i in range(a, b)}
-        where = {e.path: e for e in layout.entries if e.path}
-        for _, _, claim in repeated:                                  # what a `same as` marker points at stays whole
-            e = where[claim.removeprefix('same as ').removeprefix('under ')]
-            covered.update(range(e.start, e.end))
+        wanted = {claim.removeprefix('same as ').removeprefix('under ') for _, _, claim in repeated}
+        for e in layout.entries:                                      # what a `same as` marker points at stays whole
+            if e.path in wanted: covered.update(range(e.start, e.end))
         for a, b, lead in block_middles(lines, [blk for blk in blocks if blk[0] not in covered], keep):
             replaced[a] = b, lead + '# ' + elision_marker(b - a, 'lines')
     cr = '\r' if crlf_majority(body) else ''

@@ -50,6 +50,7 @@ def diff_line_roles(lines: list[bytes]) -> list[int]:
             if max(old) <= 0 and new <= 0: old = []
     return roles
 
+# %% ../../nbs/15_compressors_diff.ipynb #9b5f2777
 def diff_line_kinds(lines: list[bytes]) -> list[int]:
     "Per line: `CONTEXT` for an unchanged line inside a hunk, else `KEPT` (see `diff_line_roles`)."
     return [CONTEXT if r == CONTEXT else KEPT for r in diff_line_roles(lines)]
@@ -71,6 +72,7 @@ def generated_file(path: str) -> bool:
     name = os.path.basename(path.strip())
     return name in LOCK_FILES or name.endswith(('.min.js', '.min.css', '.map'))
 
+# %% ../../nbs/15_compressors_diff.ipynb #66a5ae41
 def _block_drops(lines: list[bytes], roles: list[int], signals: list) -> dict[int, int]:
     "`{line index: ADDED or REMOVED}` for the lines hidden inside large blocks."
     drops, i, n, generated = {}, 0, len(lines), False
@@ -88,6 +90,7 @@ def _block_drops(lines: list[bytes], roles: list[int], signals: list) -> dict[in
         i = j
     return drops
 
+# %% ../../nbs/15_compressors_diff.ipynb #e2f5c14d
 def _held(lines: list[bytes], roles: list[int], signals: list) -> list:
     "`signals` plus every changed line of a hunk that already holds an added/removed marker: what a first pass kept there stays (its rewrite edits cannot be recomputed from a view), so a second pass declines."
     starts = [i for i, l in enumerate(lines) if l.startswith((b'@@', b'diff '))] + [len(lines)]
@@ -98,6 +101,7 @@ def _held(lines: list[bytes], roles: list[int], signals: list) -> list:
                 if roles[k] in (ADDED, REMOVED) and not out[k]: out[k] = 'held'
     return out
 
+# %% ../../nbs/15_compressors_diff.ipynb #0df24953
 def _marker(n: int, what: str, crlf: bool) -> bytes: return synth_line(elision_marker(n, f'{what} lines'), crlf)   # `1 context line`
 
 _WHAT = {CONTEXT: 'context', ADDED: 'added', REMOVED: 'removed'}

@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP', 'MARKER_OVERHEAD', 'PRESERVE_KEYS',
-           'FORCE_WORDS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE', 'MIN_SAVED', 'STRING_MARKER',
-           'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values', 'has_failure_value', 'present_stems',
-           'outliers', 'change_points', 'numeric_leaves', 'string_marker', 'failure_word_starts', 'is_view_string',
-           'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
+           'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE', 'MIN_SAVED',
+           'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values', 'has_failure_value',
+           'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker', 'failure_word_starts',
+           'is_view_string', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -40,27 +40,43 @@ def _starts_word(low: str, i: int) -> bool:
     if not (c.isascii() and (c.isalnum() or c == '_')): return True
     return (_ESCAPE_BEFORE.fullmatch(low, i - 2, i) or _ESCAPE_BEFORE.fullmatch(low, max(0, i - 6), i)) is not None
 
-def failure_values(texts: Sequence[str], stems: Sequence[str] = _STEMS) -> list[bool]:
-    "Per canonical JSON text: does a string value (not a key) hold a failure word such as `error` or `timeout`? `stems` may omit stems known absent (reference §3.4, SPEC §14.8)."
-    if not stems: return [False] * len(texts)
-    lows = [t.lower() for t in texts]
+# %% ../../nbs/11_compressors_json.ipynb #b6c96be7
+FAILURE_BLOCK_CHARS = 1 << 20
+
+def _failure_block(texts: Sequence[str], a: int, z: int, stems: Sequence[str], hit: list[bool]) -> None:
+    "Set `hit[e]` for each text `texts[e]`, `a <= e < z`, holding a failure word in a string value (see `failure_values`)."
+    lows = [t.lower() for t in texts[a:z]]
     starts, pos = [], 0
     for t in lows: starts.append(pos); pos += len(t) + 1
-    low, hit = '\x00'.join(lows), [False] * len(texts)         # NUL never occurs raw in canonical JSON
+    low = '\x00'.join(lows)                                     # NUL never occurs raw in canonical JSON
+    del lows
     starts.append(pos)
     for stem in stems:
         i = low.find(stem)
         while i >= 0:
             e = bisect_right(starts, i) - 1
-            if not hit[e] and _starts_word(low, i) and _WORD_IN_VALUE.match(low, i, starts[e + 1] - 1):
-                hit[e] = True
-            i = low.find(stem, starts[e + 1] if hit[e] else i + 1)
+            if not hit[a + e] and _starts_word(low, i) and _WORD_IN_VALUE.match(low, i, starts[e + 1] - 1):
+                hit[a + e] = True
+            i = low.find(stem, starts[e + 1] if hit[a + e] else i + 1)
+
+# %% ../../nbs/11_compressors_json.ipynb #28e12ae9
+def failure_values(texts: Sequence[str], stems: Sequence[str] = _STEMS) -> list[bool]:
+    "Per canonical JSON text: does a string value (not a key) hold a failure word such as `error` or `timeout`? `stems` may omit stems known absent (reference §3.4, SPEC §14.8). Read in blocks of about `FAILURE_BLOCK_CHARS` characters."
+    hit, a = [False] * len(texts), 0
+    if not stems: return hit
+    while a < len(texts):
+        z, size = a + 1, len(texts[a])
+        while z < len(texts) and size + len(texts[z]) < FAILURE_BLOCK_CHARS: size += len(texts[z]) + 1; z += 1
+        _failure_block(texts, a, z, stems, hit)
+        a = z
     return hit
 
+# %% ../../nbs/11_compressors_json.ipynb #2925c4d9
 def has_failure_value(canonical: str) -> bool:
     "True when a string value (not a key) in the compact canonical JSON text holds a failure word (see `failure_values`)."
     return failure_values([canonical])[0]
 
+# %% ../../nbs/11_compressors_json.ipynb #3d45aefe
 _LETTER_ESCAPE = re.compile(rb'\\u00[4-7][0-9a-fA-F]')
 
 def present_stems(body: bytes) -> tuple[str, ...]:
@@ -74,6 +90,7 @@ def _median(xs: list[float]) -> float:
     n = len(xs); m = n // 2
     return xs[m] if n % 2 else (xs[m - 1] + xs[m]) / 2
 
+# %% ../../nbs/11_compressors_json.ipynb #04a93190
 def outliers(values: list[tuple[int, float]], threshold: float = Z_THRESHOLD) -> list[int]:
     "Indices of `(index, value)` pairs whose robust z-score is >= `threshold`; [] for fewer than 4 values or zero spread (reference §3.4)."
     if len(values) < 4: return []
@@ -91,11 +108,13 @@ def _robust_scale(xs: list[float]) -> float:
     s = sorted(xs); med = _median(s)
     return _median(sorted(abs(v - med) for v in s)) / 0.6745
 
+# %% ../../nbs/11_compressors_json.ipynb #32a7001e
 def _flat(xs: list[float]) -> bool:
     "Is the robust scale of `xs` zero — do more than half of the values equal the median?"
     s = sorted(xs); med = _median(s)
     return bisect_right(s, med) - bisect_left(s, med) >= len(s) // 2 + 1
 
+# %% ../../nbs/11_compressors_json.ipynb #74473ab6
 def change_points(x: list[float], max_splits: int = MAX_SPLITS) -> set[int]:
     "Indices on both sides of each accepted level shift in series `x` (CUSUM binary segmentation, <= `max_splits` splits); empty for < 8 values or equal steps (reference §3.4)."
     n = len(x)
@@ -134,6 +153,7 @@ def _numeric_leaves(v, prefix: str, i: int, out: dict):
                 vals = out.setdefault(prefix + k, [])
                 if not vals or vals[-1][0] != i: vals.append((i, f))     # first occurrence of a path per element
 
+# %% ../../nbs/11_compressors_json.ipynb #b8154492
 def numeric_leaves(elements: list) -> dict[str, list[tuple[int, float]]]:
     "`{dotted path: [(element index, value), …]}` of the numeric leaves of each element (objects entered, arrays not; a bare number is path '')."
     out = {}
@@ -154,6 +174,7 @@ def string_marker(n: int, summary: str = '') -> str:
     "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`, or `… n chars elided (caveman): summary …` (`1 char` for one)."
     return elision_marker(n, 'chars', summary)
 
+# %% ../../nbs/11_compressors_json.ipynb #75aeca5f
 def failure_word_starts(s: str, start: int = 0) -> list[int]:
     "Sorted positions >= `start` where a failure word (`FORCE_WORDS`, ASCII case-insensitive, whole word) begins in `s`."
     low, hits = s.lower(), set()
@@ -165,6 +186,7 @@ def failure_word_starts(s: str, start: int = 0) -> list[int]:
             i = low.find(w, i + 1)
     return sorted(hits)
 
+# %% ../../nbs/11_compressors_json.ipynb #a0d11975
 from ..signals import PROSE, signal_flags
 from .base import signal_section
 
@@ -177,12 +199,14 @@ def _signal_lines(s: str, start: int) -> list[tuple[int, int]]:
         pos += len(l) + 1
     return out
 
+# %% ../../nbs/11_compressors_json.ipynb #64214fed
 _STRING_MARK = re.compile(r'… \d+ chars? elided \(caveman\)(?:: [^\n]*?)? …')
 
 def is_view_string(s: str) -> bool:
     "True when the string value `s` is (or holds) a caveman view: a whole marker line or JSON marker (`is_caveman_view`), or an in-string `… N chars elided (caveman) …` marker."
     return 'caveman' in s and (_STRING_MARK.search(s) is not None or is_caveman_view(s.encode('utf-8', 'surrogatepass')))
 
+# %% ../../nbs/11_compressors_json.ipynb #33f5dbc0
 def shorten_string(s: str) -> str | None:
     "A string of > 1000 characters cut to its head (<= 240 chars) plus each <= 400-char line holding a failure word and each signal line (`caveman.signals`), every gap of >= 64 chars as `string_marker(n)` (counting the signal lines too long to keep); None if short, already cut, a caveman view (`is_view_string`), or saving < 200 chars."
     if len(s) <= LONG_STRING or is_view_string(s): return None
@@ -233,8 +257,10 @@ def _with_signals(summary: str, found: list[str]) -> str:
     "`summary` plus the `signals×N first=S` section for the signal texts `found` in an elided run."
     return '; '.join(filter(None, (summary, signal_section(len(found), found[0])))) if found else summary
 
+# %% ../../nbs/11_compressors_json.ipynb #dcf652c5
 def _nbytes(s: str) -> int: return len(s) if s.isascii() else len(s.encode('utf-8', 'surrogatepass'))
 
+# %% ../../nbs/11_compressors_json.ipynb #b400d1f6
 def _holds_verbatim(v) -> bool:
     "True when `v` is, or contains at any depth, an object with repeated member names (`caveman.jsonlex.is_verbatim`)."
     t = type(v)
@@ -242,6 +268,7 @@ def _holds_verbatim(v) -> bool:
     if t is list: return any(_holds_verbatim(x) for x in v)
     return is_verbatim(v)
 
+# %% ../../nbs/11_compressors_json.ipynb #c91f04f5
 def _holds_view(v) -> bool:
     "True when `v` is, or contains at any depth, a string that is a caveman view (`is_view_string`)."
     t = type(v)
@@ -249,8 +276,10 @@ def _holds_view(v) -> bool:
     if t is list: return any(_holds_view(x) for x in v)
     return t is str and is_view_string(v)
 
+# %% ../../nbs/11_compressors_json.ipynb #eea6b222
 def _long(x) -> bool: return type(x) is str and len(x) > LONG_STRING and x[:1] != NUM_OPEN and x[:1] != VERBATIM_OPEN
 
+# %% ../../nbs/11_compressors_json.ipynb #2fdb3795
 class _Walk:
     "One compression pass over a parsed document: collapses long arrays and keyed tables in place, cuts long strings, remembers its markers."
     verbatim = False                 # True when the document holds objects with repeated member names
@@ -389,11 +418,13 @@ def _compress(body: bytes, query: str) -> tuple[bytes, bool] | None:
         return json_bytes(dumps_lexical(out) if changed else dumps_ordered(out)), changed
     except (UnicodeDecodeError, ValueError, RecursionError): return None
 
+# %% ../../nbs/11_compressors_json.ipynb #b8b2ed93
 def compress_json(body: bytes, query: str = '') -> bytes | None:
     "Elide the repetitive middle of every long array and keyed table, cut long strings, re-serialise compactly (sorted keys, numbers as spelled); None when the input is not one JSON value or the output would be the same bytes (reference §3.4, with the deviations above)."
     res = _compress(body, query)
     return None if res is None or res[0] == body else res[0]
 
+# %% ../../nbs/11_compressors_json.ipynb #5dee666b
 def json_view(body: bytes, query: str = '') -> Compressed | None:
     "`compress_json` as the engine's transform: method `elision` when something was elided or cut, `minify` when only whitespace and key order changed."
     res = _compress(body, query)

@@ -32,6 +32,7 @@ def must_keep_lines(lines: Sequence[str]) -> list[bool]:
         if not keep[n] and l[:1] in ' \t\r\f\v-' and l and _FRAME.match(l): keep[n] = True
     return keep
 
+# %% ../../nbs/12_compressors_log.ipynb #45f3454a
 def _must_keep_block(lines: Sequence[str], a: int, z: int, keep: list[bool]) -> None:
     "Set `keep` for the word, `.go:` and `caused by` rules over `lines[a:z]`, one lower-cased text for the block."
     lows = [l.lower() for l in lines[a:z]]
@@ -53,6 +54,7 @@ def _must_keep_block(lines: Sequence[str], a: int, z: int, keep: list[bool]) -> 
     scan('.go:', lambda i, n: _GO_LINE.search(lines[n]) is not None)       # case-sensitive, on the line itself
     scan('caused by', lambda i, n: True)
 
+# %% ../../nbs/12_compressors_log.ipynb #0ad544d8
 def must_keep(line: str) -> bool:
     "True for a log line that is always kept (see `must_keep_lines`)."
     return must_keep_lines([line])[0]
@@ -67,7 +69,7 @@ def template_runs(lines: Sequence[str]) -> list[tuple[int, int, str]]:
     def fields(k):
         f = memo.get(k)
         if f is None:
-            f = tuple(_DIGIT_RUN.sub('#', x) for x in lines[k].split())
+            f = tuple(_DIGIT_RUN.sub('#', lines[k]).split())          # masked once per line: a digit run never holds white space
             if k < i + MIN_TEMPLATE_RUN: memo[k] = f                   # a long run is never looked at again: not kept
         return f
     runs, i, n, lo = [], 0, len(lines), 0

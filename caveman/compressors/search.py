@@ -19,6 +19,7 @@ _NUMBERED = re.compile(r'(\d+)([:-])(.*)\Z', re.S)
 
 def _path(s: str) -> bool: return bool(s) and s != '--' and not s.isdigit() and not any(c.isspace() or c == ':' for c in s)
 
+# %% ../../nbs/17_compressors_search.ipynb #29a33ff4
 def _context_hits(lines: Sequence[str], hits: list, paths: set, skip: set = frozenset()):
     "Fill `hits` with the flat context lines (`path-N-text`) among `lines` whose path is one of `paths`, longest path first where several fit."
     longest = max(map(len, paths), default=0)
@@ -29,6 +30,7 @@ def _context_hits(lines: Sequence[str], hits: list, paths: set, skip: set = froz
                 hits[i] = Hit(line[:k], m[1], '-', m[3]); break
             k = line.find('-', k + 1, longest + 1)
 
+# %% ../../nbs/17_compressors_search.ipynb #a3b51f51
 def parse_hits(lines: Sequence[str]) -> tuple[list[Hit | None], set[int]]:
     "Each line's `Hit` (None: not a hit) and the indices of path lines of grouped output, for grep/ripgrep/git grep output in flat (`path:N:text`, `path-N-text`) or grouped (`rg --heading`) form."
     hits, paths, headers = [None] * len(lines), set(), set()
@@ -48,6 +50,7 @@ def parse_hits(lines: Sequence[str]) -> tuple[list[Hit | None], set[int]]:
         _context_hits(lines, hits, paths | more, skip=headers)
     return hits, headers
 
+# %% ../../nbs/17_compressors_search.ipynb #49fdd850
 def flat_line(h: Hit) -> str:
     "A hit as the tool printed it without grouping: `path:N:text` or `path-N-text`."
     return f'{h.path}{h.sep}{h.number}{h.sep}{h.text}'
@@ -86,6 +89,7 @@ def flagged(line: str) -> bool:
     "True when a search hit holds one of the flag words (ERROR, FAILED, SECRET, KEY, … any case; reference §3.10)."
     return _FLAGGED.search(line) is not None
 
+# %% ../../nbs/17_compressors_search.ipynb #bce412ec
 from ..signals import OUTPUT, signal_flags, forced_signals
 
 def compress_search(body: bytes, query: str = '') -> bytes | None:

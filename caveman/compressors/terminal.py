@@ -43,6 +43,7 @@ def is_command(line: str) -> bool:
     "True for a terminal line that starts with a shell, Python, IPython or PowerShell prompt."
     return _COMMAND.match(line) is not None
 
+# %% ../../nbs/18_compressors_terminal.ipynb #504ae794
 def output_ends(command: Sequence[bool]) -> list[int]:
     "Indices of the first 6 and last 4 lines of each command's output (the lines between two command lines, or before the first)."
     out, start = [], 0
@@ -52,6 +53,7 @@ def output_ends(command: Sequence[bool]) -> list[int]:
         start = end + 1
     return out
 
+# %% ../../nbs/18_compressors_terminal.ipynb #11e3c087
 def keep_session(lines: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     "Keep flags after the redundancy guard, or — when the guard finds no redundancy (>= 128 promotions, or most of the lines it looked at) — `keep` plus the ends of every command's output."
     def ends(keep: list[bool]) -> list[bool]:
