@@ -6,8 +6,8 @@ Upstreams: `@modelcontextprotocol/server-filesystem`, `@modelcontextprotocol/ser
 
 - Catalog: compact o200k tokens of each upstream's `tools/list` direct vs through the gateway (its tools
   as the gateway serves them, with the gateway's own two tools counted separately in the combined row).
-- Results: o200k tokens of large real results direct vs through the gateway (a `pip inspect` JSON and
-  this repository's `git log -p`, read through server-filesystem).
+- Results: o200k tokens (and call time) of large real results direct vs through the gateway (a `pip inspect` JSON and
+  this repository's `git log -p`, read through server-filesystem; 200 commits of `git_log` through mcp-server-git).
 - Per-call overhead: `everything`'s `echo` (a small result, never compressed) direct vs through the gateway,
   p50/p95 of 60 calls after 5 warm-up calls, alternating.
 - Start-up: spawn -> `initialize` answered, and spawn -> first `tools/list` with all five upstreams up.
@@ -80,11 +80,15 @@ def run() -> str:
             served = [t.model_dump(by_alias=True, exclude_none=True) for t in (await g.list_tools()).tools]
             t_list = time.perf_counter() - t0
             results = []
+            async def pair(d, tool, args, label):
+                t = time.perf_counter(); a = await d.call_tool(tool, args); ta = time.perf_counter() - t
+                t = time.perf_counter(); b = await g.call_tool(f'{label}__{tool}', args); tb = time.perf_counter() - t
+                return count_tokens(a.content[0].text), count_tokens(b.content[0].text), ta, tb
             async with client(servers['files'], env, errlog) as d:
                 for f in ('pip-inspect.json', 'git-log-p.diff'):
-                    a = await d.call_tool('read_text_file', {'path': str(root / f)})
-                    b = await g.call_tool('files__read_text_file', {'path': str(root / f)})
-                    results.append((f, count_tokens(a.content[0].text), count_tokens(b.content[0].text)))
+                    results.append((f'{f} (server-filesystem `read_text_file`)', *await pair(d, 'read_text_file', {'path': str(root / f)}, 'files')))
+            async with client(servers['git'], env, errlog) as d:
+                results.append(('200 commits (mcp-server-git `git_log`)', *await pair(d, 'git_log', {'repo_path': str(repo), 'max_count': 200}, 'git')))
             async with client(servers['everything'], env, errlog) as d:
                 td, tg = [], []
                 for i in range(65):
@@ -109,8 +113,9 @@ def run() -> str:
     out = ['## Gateway: caveman-mcp --config in front of five real MCP servers', '',
            '| upstream | tools | catalog tokens direct | through the gateway | saved |', '|---|---:|---:|---:|---:|', *rows,
            f'| **combined** | {sum(map(len, direct.values()))} | {tb:,} | {ta:,} (+{own:,} for caveman_retrieve and caveman_stats) | {pct(tb, ta + own)} net |', '',
-           '| large result (read_text_file) | tokens direct | through the gateway | saved |', '|---|---:|---:|---:|',
-           *[f'| {f} | {a:,} | {b:,} | {pct(a, b)} |' for f, a, b in results], '',
+           '| large result | tokens direct | through the gateway | saved | call ms direct | through the gateway (incl. compression) |',
+           '|---|---:|---:|---:|---:|---:|',
+           *[f'| {f} | {a:,} | {b:,} | {pct(a, b)} | {ta * 1000:.0f} | {tb * 1000:.0f} |' for f, a, b, ta, tb in results], '',
            f'Per-call overhead, `echo` (small, passed through): direct p50 {q(td, 50):.1f} ms / p95 {q(td, 95):.1f} ms; '
            f'through the gateway p50 {q(tg, 50):.1f} ms / p95 {q(tg, 95):.1f} ms — **{q(tg, 50) - q(td, 50):+.1f} ms at p50** (target <= 5 ms plus compression).',
            f'Start-up with five upstreams: `initialize` answered {t_init * 1000:.0f} ms after spawn; first `tools/list` with every upstream up {t_list * 1000:.0f} ms after spawn.',

@@ -293,7 +293,8 @@ USAGE = """usage: caveman <command> [options]
   store migrate --from sqlite:PATH --to postgresql://…
                                   copy a local store into a shared PostgreSQL store (resumable, hash-verified)
   hook claude-code [--recovery]   PostToolUse hook: the event on stdin, the replacement (or nothing) on stdout
-  hook gemini-cli|codex [--recovery]   the same for Gemini CLI (AfterTool) and Codex (PostToolUse)
+  hook gemini-cli|codex|cursor [--recovery]
+                                  the same for Gemini CLI (AfterTool), Codex (PostToolUse) and Cursor (postToolUse)
   install claude-code [--scope user|project|local] [--dry-run] [--no-mcp] [--gateway | --no-gateway]
   install gemini-cli [--scope user|project] [--dry-run] [--no-mcp]; install codex [--dry-run] [--no-mcp]
                                   merge the hook and caveman-mcp into Claude Code's settings (--gateway:
@@ -308,8 +309,13 @@ caveman <command> --help shows a command's options. Input is capped at 64 MiB.
 
 # %% ../nbs/64_cli.ipynb #e8c6232b
 def _parser(name: str):
-    "The argparse parser of `caveman NAME` (a key of `COMMANDS`), raising `UsageError`."
-    return arg_parser(COMMANDS[name], prog=f'caveman {name}')
+    "The argparse parser of `caveman NAME` (a key of `COMMANDS`), raising `UsageError`; its options shown as they are typed (`--dry-run`)."
+    p = arg_parser(COMMANDS[name], prog=f'caveman {name}')
+    for a in p._actions:                       # --help shows the options as they are typed (--dry-run); `_dashes` maps them back
+        dashed = [o.replace('_', '-') if o.startswith('--') else o for o in a.option_strings]
+        for o in dashed: p._option_string_actions[o] = a
+        a.option_strings = dashed
+    return p
 
 # %% ../nbs/64_cli.ipynb #08dc3d2e
 def run(argv: list[str], stdin=None) -> tuple[int, bytes, bytes]:

@@ -49,15 +49,30 @@ def move_behind(servers: dict, cfg: dict | None, entry: dict, environ: dict | No
     host.setdefault(SERVER_NAME, entry)
     return host, cfg, notes
 
-def move_back(servers: dict, cfg: dict) -> dict:
-    "The host server map with the gateway config's servers back at their recorded places; entries in `servers` (`caveman` too) win over and follow the recorded ones."
+# %% ../nbs/63b_gateway_install.ipynb #d0afe4b6
+def _free_name(name: str, taken) -> str:
+    "`<name>-from-gateway`, or with `-2`, `-3`, … when that is `taken` too."
+    alt, n = f'{name}-from-gateway', 1
+    while alt in taken: n += 1; alt = f'{name}-from-gateway-{n}'
+    return alt
+
+def move_back(servers: dict, cfg: dict) -> tuple[dict, list[str]]:
+    "`(host server map, notes)`: the gateway config's servers back at their recorded places; entries in `servers` (`caveman` too) keep their names and follow the recorded ones, and a moved server whose name the user gave another entry since is restored beside it as `<name>-from-gateway` (never lost), with a note."
     behind, order = cfg.get('mcpServers') or {}, (cfg.get('installed') or {}).get('order') or []
     out = {}
     for name in order:
         if name in servers: out[name] = servers[name]
         elif name in behind: out[name] = behind[name]
     for name, e in list(servers.items()) + list(behind.items()): out.setdefault(name, e)
-    return out
+    final, notes = {}, []
+    for name, e in out.items():
+        final[name] = e
+        if name in servers and name in behind and servers[name] != behind[name]:
+            alt = _free_name(name, set(out) | set(final))
+            final[alt] = behind[name]
+            notes.append(f'{name!r} was added again since the install: kept it as it is, and restored the gateway\'s copy as {alt!r}')
+        elif name in behind: notes.append(f'moved back from the gateway: {name}')
+    return final, notes
 
 # %% ../nbs/63b_gateway_install.ipynb #137d25ab
 def _read_config(path: Path) -> dict | None:
@@ -69,6 +84,7 @@ def _read_config(path: Path) -> dict | None:
     if not isinstance(cfg, dict) or not isinstance(cfg.get('mcpServers'), dict): raise HookError(f'{path} is not a gateway config; nothing was changed')
     return cfg
 
+# %% ../nbs/63b_gateway_install.ipynb #f56823a8
 def _node(doc: dict, key: list, create: bool) -> dict | None:
     "The dict holding the server map at JSON key path `key` inside `doc` (created if `create`), or None."
     node = doc
@@ -79,6 +95,7 @@ def _node(doc: dict, key: list, create: bool) -> dict | None:
         node = node[k]
     return node
 
+# %% ../nbs/63b_gateway_install.ipynb #03b3f5c4
 def plan(install: bool, scope: str = 'user', project: str = '.', home: str | None = None, mcp: bool = True,
          gateway: bool | None = None, cv_home: str | None = None, environ: dict | None = None) -> tuple[list, list[str]]:
     "`([(file, old text, new text or None to remove)], notes)` for install (`gateway`: True moves the scope's servers behind the gateway, False moves them back, None keeps the installed mode) or uninstall (moves them back); raises `HookError` before anything is written."
@@ -106,18 +123,18 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
             notes.append(f'no server in {mcp_file} can move behind the gateway: caveman-mcp is installed as a plain server')
             new = hooks.merge_server(doc, key, plain)
     elif cfg is not None:                       # moving back: --no-gateway, or uninstall
-        back = move_back(here, cfg)
+        back, notes = move_back(here, cfg)
         if install: back[SERVER_NAME] = plain
         elif 'caveman-mcp' in str((back.get(SERVER_NAME) or {}).get('command', '')): back.pop(SERVER_NAME)
         if back or not (cfg.get('installed') or {}).get('absent'): node[key[-1]] = back
         else: node.pop(key[-1], None)
-        notes = [f'moved back from the gateway: {n}' for n in cfg['mcpServers']]
         changes.append((gfile, gfile.read_text(encoding='utf-8'), None))
     else: new = hooks.merge_server(doc, key, plain)
     if json.dumps(doc) != json.dumps(new): changes.append((mcp_file, old, hooks._text(new) if new or old else ''))
     if on: notes += permission_notes(hooks._load(hooks.settings_files(scope, project, home)[0]), [n for n in (cfg2 or {}).get('mcpServers', {})])
     return changes, notes
 
+# %% ../nbs/63b_gateway_install.ipynb #07a33638
 def permission_notes(settings: dict, moved: list[str]) -> list[str]:
     "One note per permission rule in Claude Code `settings` that names a tool of a server in `moved` (those rules must now name `mcp__caveman__<server>__…`)."
     perms = settings.get('permissions') if isinstance(settings.get('permissions'), dict) else {}
@@ -130,8 +147,17 @@ def is_gateway_file(p: Path) -> bool:
     "True for a path `gateway_file` gives."
     return p.name == 'caveman-gateway.json' or (p.parent.name == 'gateway' and p.name.startswith('claude-code-') and p.suffix == '.json')
 
+# %% ../nbs/63b_gateway_install.ipynb #cf14c2b7
+def _private_dirs(d: Path) -> None:
+    "Create `d` and its missing parents readable by their owner only (0700, as the store's directory): they hold server secrets."
+    if d.exists(): return
+    _private_dirs(d.parent)
+    try: os.mkdir(d, 0o700)
+    except FileExistsError: return
+    os.chmod(d, 0o700)                         # the umask may have taken bits away; never more than 0700
+
 def _write_private(p: Path, text: str) -> str:
-    p.parent.mkdir(parents=True, exist_ok=True)
+    _private_dirs(p.parent)
     existed = p.exists()
     if existed: shutil.copy2(p, str(p) + '.caveman.bak')
     tmp = p.with_name(p.name + '.caveman.tmp')
@@ -139,6 +165,7 @@ def _write_private(p: Path, text: str) -> str:
     os.replace(tmp, p)
     return f'updated {p}' + (f' (backup: {p}.caveman.bak)' if existed else '')
 
+# %% ../nbs/63b_gateway_install.ipynb #ee4c6689
 def apply(changes: list) -> list[str]:
     "Write each planned change (`hooks.apply`; the gateway config readable by its owner only), removing a file whose new text is None after backing it up to `<file>.caveman.bak`; one line per file."
     lines = hooks.apply([c for c in changes if c[2] is not None and not is_gateway_file(c[0])])
@@ -149,6 +176,7 @@ def apply(changes: list) -> list[str]:
             lines.append(f'removed {p} (backup: {p}.caveman.bak)')
     return lines
 
+# %% ../nbs/63b_gateway_install.ipynb #a8684056
 def diff(changes: list) -> str:
     "The planned changes as one unified diff (a removed file as all lines removed)."
     return hooks.diff([(p, old, '' if new is None else new) for p, old, new in changes])

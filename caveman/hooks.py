@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['MAX_PERSISTED', 'READ_NOTE', 'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE', 'HOOK_MATCHER', 'SERVER_NAME',
            'SERVER_ARGS', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL', 'CODEX_CUT',
-           'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'is_caveman_tool', 'wants', 'lossless_view',
-           'handle_line', 'compress_text', 'fit_view', 'text_bytes', 'ShapeError', 'caveman_servers', 'claude_code',
-           'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan',
-           'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex', 'codex_home',
+           'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'is_caveman_tool', 'wants', 'handle_line',
+           'compress_text', 'fit_view', 'text_bytes', 'ShapeError', 'caveman_servers', 'claude_code', 'run_hook',
+           'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan', 'apply',
+           'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex', 'codex_home',
            'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
@@ -30,18 +30,7 @@ def wants(policy: Policy, tool: str, tool_input: dict | None = None) -> bool:
 
 # %% ../nbs/63_hooks.ipynb #2ec19ce1
 import re
-_ANSI = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]')
-
-def lossless_view(text: str) -> str | None:
-    "A shorter text (characters) saying exactly what `text` says to a model — ANSI escapes removed, JSON as TOON — or None."
-    plain = _ANSI.sub('', text) if '\x1b' in text else text
-    best = plain
-    if plain.lstrip()[:1] in ('{', '['):
-        from caveman import toon
-        try: enc = toon.encode(plain)
-        except Exception: enc = None
-        if enc is not None and len(enc) < len(best): best = enc
-    return best if len(best) < len(text) else None
+from .policy import lossless_view
 
 # %% ../nbs/63_hooks.ipynb #a4b3c181
 def handle_line(handle: str, note: str = '') -> str:
@@ -222,7 +211,11 @@ def claude_code(event: dict, policy: Policy, recovery: bool) -> dict | None:
     tool, resp = event.get('tool_name'), event.get('tool_response')
     if not isinstance(tool, str): raise HookError('the hook input has no tool_name')
     if event.get('hook_event_name', 'PostToolUse') != 'PostToolUse': return None
-    if not policy.enabled or text_bytes(resp, policy.min_bytes) < policy.min_bytes: return None   # small, whatever its shape: nothing to say
+    size = text_bytes(resp, policy.min_bytes)
+    if size < policy.min_bytes and isinstance(resp, dict) and isinstance(resp.get('persistedOutputPath'), str):
+        try: size = max(size, os.path.getsize(resp['persistedOutputPath']))   # stdout holds only the 30,000-character cut
+        except OSError: size = policy.min_bytes                                 # unreadable: the adapter says so
+    if not policy.enabled or size < policy.min_bytes: return None   # small, whatever its shape: nothing to say
     if not wants(policy, tool, event.get('tool_input')):
         if tool not in ADAPTERS and not tool.startswith('mcp__'): raise HookError(f'unknown tool {tool!r}: caveman has no adapter for it')
         return None
@@ -598,7 +591,9 @@ def codex(event: dict, policy: Policy, recovery: bool) -> dict | None:
         else: note = '(caveman) Codex passed on only the head and tail of this output; the view and its handle cover those.\n'
     v = compress_text(full, recovery, policy)
     if v is None: return None
-    head = '' if 'exit_code' not in cmd else f'Process exited with code {cmd["exit_code"]}\nOutput:\n'
+    if 'exit_code' not in cmd:       # the reason replaces Codex's header too: without it the model would lose the exit code
+        raise HookError(f'no exit code for {event.get("tool_use_id")!r} in the Codex rollout {event.get("transcript_path")!r}')
+    head = f'Process exited with code {cmd["exit_code"]}\nOutput:\n'
     return {'decision': 'block', 'reason': head + note + v}
 
 HOSTS['codex'] = codex

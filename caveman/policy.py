@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['DEFAULT_INCLUDE', 'MIN_BYTES', 'MAX_CHARS', 'SUBJECT', 'KEYS', 'PolicyError', 'matches', 'Policy', 'apply',
-           'caveman_home', 'policy_path', 'env_overrides', 'load_policy']
+           'caveman_home', 'policy_path', 'env_overrides', 'load_policy', 'lossless_view']
 
 # %% ../nbs/54_policy.ipynb #e88cac5f
 import fnmatch, json, os
@@ -84,6 +84,7 @@ def _value(kind: str, v, what: str):
     if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v): raise PolicyError(f'{what} must be a list of tool-name patterns')
     return tuple(x.strip() for x in v if x.strip())
 
+# %% ../nbs/54_policy.ipynb #a19f149e
 def apply(base: Policy, obj, where: str) -> Policy:
     "`base` with the policy keys of the parsed JSON object `obj` applied (None: `base`); earlier key spellings add a note; raises `PolicyError` naming `where`."
     if obj is None: return base
@@ -105,6 +106,7 @@ def caveman_home(env: dict | None = None) -> str:
     env = os.environ if env is None else env
     return env.get('CAVEMAN_HOME', '') or os.path.join(os.path.expanduser('~'), '.caveman')
 
+# %% ../nbs/54_policy.ipynb #0525ca6b
 def policy_path(env: dict | None = None) -> tuple[str, tuple]:
     "`(path of the policy file, deprecation notes)`: `$CAVEMAN_POLICY`, `$CAVEMAN_HOOK_CONFIG`, `policy.json` or else `hooks.json` in the caveman home (the file may not exist)."
     env = os.environ if env is None else env
@@ -116,6 +118,7 @@ def policy_path(env: dict | None = None) -> tuple[str, tuple]:
     if not os.path.exists(new) and os.path.exists(old): return old, (f'{old} is deprecated: rename it to {new}',)
     return new, ()
 
+# %% ../nbs/54_policy.ipynb #d47eb95e
 def env_overrides(base: Policy, env: dict) -> Policy:
     "`base` with every policy variable set (non-empty) in `env` applied; an earlier `CAVEMAN_HOOK_*` name applies only when its current name is unset, and adds a note; raises `PolicyError`."
     changes, notes = {}, list(base.notes)
@@ -126,6 +129,7 @@ def env_overrides(base: Policy, env: dict) -> Policy:
             notes.append(f'{earlier} is deprecated, set {name}')
     return replace(base, **changes, notes=tuple(notes))
 
+# %% ../nbs/54_policy.ipynb #76772db3
 def load_policy(path: str | None = None, env: dict | None = None) -> Policy:
     "The shared `Policy`: the JSON file `path` (default: `policy_path(env)`; a missing default file = defaults, a missing file that `CAVEMAN_POLICY` names = `PolicyError`) over the defaults, `env` (default `os.environ`) over the file; raises `PolicyError` on a malformed file or value."
     env = os.environ if env is None else env
@@ -143,4 +147,17 @@ def load_policy(path: str | None = None, env: dict | None = None) -> Policy:
     if not isinstance(cfg, dict): raise PolicyError(f'the policy {path} must be a JSON object')
     return env_overrides(apply(Policy(notes=notes), cfg, str(path)), env)
 
+# %% ../nbs/54_policy.ipynb #224867dc
+import re
+_ANSI = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]')
 
+def lossless_view(text: str) -> str | None:
+    "A shorter text (characters) saying exactly what `text` says to a model — ANSI escapes removed, JSON as TOON — or None."
+    plain = _ANSI.sub('', text) if '\x1b' in text else text
+    best = plain
+    if plain.lstrip()[:1] in ('{', '['):
+        from caveman import toon
+        try: enc = toon.encode(plain)
+        except Exception: enc = None
+        if enc is not None and len(enc) < len(best): best = enc
+    return best if len(best) < len(text) else None

@@ -3,7 +3,7 @@ console script, on settings files shaped like a real user's: servers move behind
 (same entries, same order, every other key untouched), backups are written, a dry run writes nothing, running a
 command twice changes nothing, and servers the gateway cannot serve stay where they are with a note.
 """
-import json, os, stat, subprocess, sys
+import json, os, re, stat, subprocess, sys
 from pathlib import Path
 
 import pytest
@@ -132,3 +132,42 @@ def test_bad_requests_write_nothing(env, tmp_path):
                        cwd=cwd, timeout=120)
     assert r.returncode == 1 and 'not valid JSON' in r.stderr
     assert json.loads((cwd / '.mcp.json').read_text()) == {'mcpServers': {'files': SERVERS['files']}}
+
+
+def test_uninstall_never_loses_a_server_the_user_added_again(env, tmp_path):
+    "A moved server re-added directly to the host (same name, new entry) and then uninstall: both definitions stay, and the output says so."
+    home, cwd = Path(env['HOME']), tmp_path / 'project'
+    claude_json = home / '.claude.json'
+    claude_json.write_text(json.dumps({'mcpServers': {'files': SERVERS['files'], 'github': SERVERS['github']}}))
+    run(env, cwd, 'install', 'claude-code', '--gateway')
+    doc = json.loads(claude_json.read_text())
+    readded = {'type': 'stdio', 'command': PY, 'args': ['-m', 'another_fs_server', '/data']}
+    doc['mcpServers']['files'] = readded                                       # the user adds it back by hand
+    claude_json.write_text(json.dumps(doc))
+    out = run(env, cwd, 'uninstall', 'claude-code').stdout
+    servers = json.loads(claude_json.read_text())['mcpServers']
+    assert servers['files'] == readded                                         # the user's new entry, untouched
+    kept = [e for n, e in servers.items() if n != 'files' and e == SERVERS['files']]
+    assert len(kept) == 1, servers                                             # the gateway's copy, restored under another name
+    restored = next(n for n, e in servers.items() if n != 'files' and e == SERVERS['files'])
+    assert restored in out and 'files' in out
+    assert servers['github'] == SERVERS['github'] and 'caveman' not in servers
+
+
+def test_the_caveman_home_made_by_install_gateway_is_private(env, tmp_path):
+    home, cwd = Path(env['HOME']), tmp_path / 'project'
+    (home / '.claude.json').write_text(json.dumps({'mcpServers': {'files': SERVERS['files']}}))
+    cv = Path(env['CAVEMAN_HOME'])
+    assert not cv.exists()
+    run(env, cwd, 'install', 'claude-code', '--gateway')
+    for d in (cv, cv / 'gateway'):
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700, (d, oct(d.stat().st_mode))
+
+
+def test_help_lists_every_hook_and_the_options_as_typed(env, tmp_path):
+    "`caveman --help` names `hook cursor`; `caveman install --help` spells the options with dashes, as the command takes them."
+    top = run(env, tmp_path, '--help').stdout
+    assert re.search(r'hook [a-z|-]*cursor', top), top
+    for cmd in ('install', 'uninstall'):
+        text = run(env, tmp_path, cmd, '--help').stdout
+        assert '--dry-run' in text and not re.search(r'--[a-z]+_[a-z]', text), text

@@ -205,7 +205,7 @@ def test_a_silent_upstream_does_not_hold_the_others_back(world, tmp_path):
     assert t_init < 10                                    # initialize is answered before any upstream is up
     assert any(n.startswith('files__') for n in names) and not any(n.startswith(('silent__', 'gone__')) for n in names)
     assert not echo.is_error
-    assert gone.is_error and json.loads(text(gone))['error'] == 'cave_unknown_tool'
+    assert gone.is_error and json.loads(text(gone))['error'] == 'cave_upstream_unavailable'   # its server's namespace: down, not unknown
 
 
 def test_progress_of_a_long_running_tool_reaches_the_client(world, tmp_path):
@@ -241,6 +241,41 @@ def test_the_short_form_serves_one_upstream_without_namespaces(world, tmp_path):
             return [t.name for t in (await s.list_tools()).tools]
     names = asyncio.run(go())
     assert 'echo' in names and 'caveman_retrieve' in names and not any('__' in n for n in names)
+
+
+def test_the_short_form_server_is_named_upstream_for_the_policy(world, tmp_path):
+    "`caveman-mcp -- node …/server-filesystem ROOT`: a rule naming mcp__upstream__<tool> holds, whatever the command is called."
+    spec = world['servers']['files']
+    path = str(world['root'] / 'pip-inspect.json')
+    env = {**world['env'], 'CAVEMAN_EXCLUDE': 'mcp__upstream__read_text_file'}
+    errlog = open(tmp_path / 'err.log', 'w+')
+    async def go():
+        async with client(server_command() + ['--', spec['command'], *spec['args']], env, errlog) as s:
+            return text(await s.call_tool('read_text_file', {'path': path})), text(await s.call_tool('read_file', {'path': path}))
+    excluded, other = asyncio.run(go())
+    assert excluded == world['log'].decode()                     # the rule named it: untouched
+    assert len(other) < len(excluded) / 2                        # the same bytes through a tool the rule does not name: a view
+
+
+def test_lossless_only_gives_the_hooks_lossless_view(world, tmp_path):
+    "CAVEMAN_LOSSLESS_ONLY=1: a large JSON file read through the gateway comes back as the lossless view the hook makes"
+    " (shorter, no handle, the same JSON value read back by the test's own decoders), not passed through."
+    import toon_format
+    from caveman.hooks import compress_text
+    from caveman.policy import Policy
+    path = str(world['root'] / 'pip-inspect.json')
+    env = {**world['env'], 'CAVEMAN_LOSSLESS_ONLY': '1'}
+    errlog = open(tmp_path / 'err.log', 'w+')
+    async def go():
+        async with client(gateway(world), env, errlog) as s:
+            return text(await s.call_tool('files__read_text_file', {'path': path}))
+    view = asyncio.run(go())
+    original = world['log'].decode()
+    assert len(view) < len(original)                  # no handle line: the view decodes to the whole value (below)
+    try: value = json.loads(view)
+    except ValueError: value = toon_format.loads(view)
+    assert value == json.loads(original)
+    assert view == compress_text(original, True, Policy(lossless_only=True))      # one policy, the same view as the hook's
 
 
 def test_inspector_cli_through_the_gateway(world, inspector, tmp_path):
@@ -314,3 +349,64 @@ def test_cancelling_a_long_call_interrupts_the_upstream_and_the_gateway_keeps_se
     assert not echo.is_error and 'still serving' in text(echo)
     assert not again.is_error and text(again) == 'slept 0 s'
     assert lines() == ['start 600', 'cancelled 600', 'start 0', 'finished 0']
+
+
+def test_an_upstream_that_fails_at_its_first_start_is_retried_and_announced(world, tmp_path):
+    "A real server (mcp-server-time) whose first starts fail: its namespace answers cave_upstream_unavailable, never"
+    " cave_unknown_tool; the gateway retries it with backoff on its own, and once it is up the client hears"
+    " notifications/tools/list_changed and its tools answer."
+    flag = tmp_path / 'time-may-start'
+    script = f'test -e {flag} && exec {world["servers"]["time"]["command"]} --local-timezone UTC; echo not yet >&2; exit 3'
+    cfg = tmp_path / 'retry.json'
+    cfg.write_text(json.dumps({'mcpServers': {'time': {'command': '/bin/sh', 'args': ['-c', script]},
+                                              'everything': world['servers']['everything']}}))
+    errlog = open(tmp_path / 'err.log', 'w+')
+    changed = []
+    async def on_message(m):
+        m = getattr(m, 'root', m)
+        if getattr(m, 'method', None) == 'notifications/tools/list_changed': changed.append(time.monotonic())
+    async def go():
+        params = StdioServerParameters(command=server_command()[0], args=server_command()[1:] + ['--config', str(cfg)], env=world['env'])
+        async with stdio_client(params, errlog=errlog) as (r, w):
+            async with ClientSession(r, w, message_handler=on_message) as s:
+                await s.initialize()
+                first = [t.name for t in (await s.list_tools()).tools]
+                down = await s.call_tool('time__get_current_time', {'timezone': 'UTC'})
+                flag.write_text('')
+                t0 = time.monotonic()
+                while not changed and time.monotonic() - t0 < 120: await asyncio.sleep(0.2)
+                later = [t.name for t in (await s.list_tools()).tools]
+                up = await s.call_tool('time__get_current_time', {'timezone': 'UTC'})
+                return first, down, later, up
+    first, down, later, up = asyncio.run(go())
+    assert 'everything__echo' in first and not any(n.startswith('time__') for n in first)
+    assert down.is_error and json.loads(text(down))['error'] == 'cave_upstream_unavailable', text(down)
+    assert changed, 'no notifications/tools/list_changed'
+    assert 'time__get_current_time' in later
+    assert not up.is_error and '"timezone": "UTC"' in text(up)
+
+
+def test_at_eof_a_hung_upstream_call_does_not_keep_the_gateway_alive(world, tmp_path):
+    "The client closes stdin while a call hangs in an upstream: the gateway cancels it, closes its upstreams and exits."
+    notes = tmp_path / 'slow.log'
+    cfg = tmp_path / 'slow.json'
+    cfg.write_text(json.dumps({'mcpServers': {'slow': {'command': sys.executable, 'args': [str(ROOT / 'tests' / '_slow_upstream.py')],
+                                                       'env': {'SLOW_UPSTREAM_LOG': str(notes)}}}}))
+    p = subprocess.Popen(server_command() + ['--config', str(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=open(tmp_path / 'err.log', 'wb'), env=world['env'])
+    try:
+        send = lambda m: (p.stdin.write((json.dumps(m) + '\n').encode()), p.stdin.flush())
+        send({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {'protocolVersion': '2025-06-18', 'capabilities': {},
+                                                                         'clientInfo': {'name': 't', 'version': '1'}}})
+        assert json.loads(p.stdout.readline())['id'] == 1
+        send({'jsonrpc': '2.0', 'method': 'notifications/initialized'})
+        send({'jsonrpc': '2.0', 'id': 2, 'method': 'tools/call', 'params': {'name': 'sleep', 'arguments': {'seconds': 600}}})
+        t0 = time.monotonic()
+        while not (notes.exists() and 'start 600' in notes.read_text()) and time.monotonic() - t0 < 90: time.sleep(0.1)
+        assert 'start 600' in notes.read_text()
+        p.stdin.close()
+        code = p.wait(timeout=120)                        # before the fix: it waited the whole 600 s
+    finally:
+        if p.poll() is None: p.kill(); p.wait()
+    assert code == 0
+    assert 'finished 600' not in notes.read_text()
