@@ -11,9 +11,8 @@ import io, json, logging, os, re, sys
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from fastcore.script import Param, anno_parser, store_true
-from .command import (CliError, UsageError, InputTooLarge, VERSION_ARGS, error_line, json_line, raising_usage,
-                             read_source, version_line, write_reply)
+from .command import (CliError, UsageError, InputTooLarge, VERSION_ARGS, Param, arg_parser, error_line, json_line,
+                             raising_usage, read_source, store_true, version_line, write_reply)
 
 MAX_INPUT = 64 * 1024 * 1024   # bytes (SPEC §13)
 
@@ -34,10 +33,13 @@ class Reply:
     out: bytes = b''
     report: dict | None = None
 
+# %% ../nbs/64_cli.ipynb #96d285cb
 class _Collect(logging.Handler):
+    "A logging handler that keeps the messages of records at WARNING and above in `messages` (a list of str)."
     def __init__(self): super().__init__(logging.WARNING); self.messages = []
     def emit(self, record): self.messages.append(record.getMessage())
 
+# %% ../nbs/64_cli.ipynb #b4716aab
 def _store():
     "The shared recovery store of SPEC §4 (home directory created 0700) in `auto` mode: read-only when it may be read but not written (its errors then name the cause); `CliError('cave_store_unavailable')` if it cannot be opened at all."
     from caveman import ccr
@@ -112,6 +114,7 @@ def detect(file: Param('input file; - or nothing reads stdin', str, opt=False, n
     from caveman.detect import detect as detect_type, unwrap
     return Reply((detect_type(unwrap(read_input(file))[0]) + '\n').encode())
 
+# %% ../nbs/64_cli.ipynb #bce72f54
 def stats() -> Reply:
     "What the recovery store holds — the number of stored originals and their tokens before/after, in total and per content type — as one JSON line on stdout."
     from caveman.engine import Engine
@@ -133,6 +136,7 @@ def _amount(text: str, units: dict, what: str) -> float:
     if value < 0 or value != value: raise UsageError(f'caveman store: {what} must not be negative, got {text!r}')
     return value * units[unit]
 
+# %% ../nbs/64_cli.ipynb #3b1667b1
 def store(verb: Param('info, list, rm, prune or vacuum', str, opt=False, choices=['info', 'list', 'rm', 'prune', 'vacuum']),
           handles: Param('rm: the recovery handles to remove (any spelling retrieve accepts)', str, opt=False, nargs='*') = None,
           json: Param('info/list: one JSON document instead of text', store_true) = False,
@@ -197,6 +201,13 @@ def toon(op: Param('encode (JSON -> TOON) or decode (TOON -> JSON)', str, opt=Fa
     return Reply((text + '\n').encode('utf-8', 'surrogatepass'))
 
 # %% ../nbs/64_cli.ipynb #ce2cf72b
+def _install_host(host, install, scope, project, dry_run, mcp=True) -> Reply:
+    "Gemini CLI and Codex: `hooks.install_host`, its errors as `cave_settings_invalid`."
+    from caveman import hooks
+    try: return Reply(hooks.install_host(host, install, scope, project, dry_run, mcp).encode())
+    except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
+
+# %% ../nbs/64_cli.ipynb #262d4898
 def install(host: Param('agent host', str, opt=False, choices=['claude-code', 'gemini-cli', 'codex']),
             scope: Param('user (~/.claude), project (.claude/settings.json, .mcp.json) or local (.claude/settings.local.json)', str,
                          choices=['user', 'project', 'local']) = 'user',
@@ -215,6 +226,7 @@ def install(host: Param('agent host', str, opt=False, choices=['claude-code', 'g
     if dry_run: return Reply(((gi.diff(changes) or 'no change: caveman is installed\n') + ''.join(f'{n}\n' for n in notes)).encode())
     return Reply(('\n'.join((gi.apply(changes) or ['no change: caveman is installed']) + notes) + '\n').encode())
 
+# %% ../nbs/64_cli.ipynb #005770ef
 def uninstall(host: Param('agent host', str, opt=False, choices=['claude-code', 'gemini-cli', 'codex']),
               scope: Param('user, project or local, as given to install', str, choices=['user', 'project', 'local']) = 'user',
               dry_run: Param('print the change as a unified diff; write nothing', bool) = False,
@@ -227,12 +239,7 @@ def uninstall(host: Param('agent host', str, opt=False, choices=['claude-code', 
     if dry_run: return Reply(((gi.diff(changes) or 'no change: caveman is not installed\n') + ''.join(f'{n}\n' for n in notes)).encode())
     return Reply(('\n'.join((gi.apply(changes) or ['no change: caveman is not installed']) + notes) + '\n').encode())
 
-def _install_host(host, install, scope, project, dry_run, mcp=True) -> Reply:
-    "Gemini CLI and Codex: `hooks.install_host`, its errors as `cave_settings_invalid`."
-    from caveman import hooks
-    try: return Reply(hooks.install_host(host, install, scope, project, dry_run, mcp).encode())
-    except hooks.HookError as e: raise CliError('cave_settings_invalid', str(e)) from None
-
+# %% ../nbs/64_cli.ipynb #8198b747
 def _dashes(a: str) -> str:
     "`--dry-run` -> `--dry_run`: options may be spelled with dashes."
     name, eq, val = a.partition('=')
@@ -259,6 +266,7 @@ def store_migrate(source: str, target: str) -> Reply:
 
 STORE_VERBS = {'migrate': store_migrate}   # `store` verbs with a parser of their own
 
+# %% ../nbs/64_cli.ipynb #6fbacc94
 def _store_parser(verb: str):
     "The argparse parser of `caveman store VERB` for the verbs of `STORE_VERBS`."
     import argparse
@@ -267,7 +275,7 @@ def _store_parser(verb: str):
     p.add_argument('--to', dest='target', required=True, help='the PostgreSQL store: postgresql://user:password@host:port/db')
     return raising_usage(p, f'caveman store {verb}')
 
-# %% ../nbs/64_cli.ipynb #6fbacc94
+# %% ../nbs/64_cli.ipynb #a0e0a650
 COMMANDS = {'compress': compress, 'retrieve': retrieve, 'detect': detect, 'stats': stats, 'store': store, 'toon': toon,
             'install': install, 'uninstall': uninstall}
 
@@ -299,14 +307,17 @@ caveman <command> --help shows a command's options. Input is capped at 64 MiB.
 --store-url URL before the command (or CAVEMAN_CCR_URL) uses a postgresql:// store instead of the local file.
 """
 
+# %% ../nbs/64_cli.ipynb #e8c6232b
 def _parser(name: str):
-    p = anno_parser(COMMANDS[name], prog=f'caveman {name}')
+    "The argparse parser of `caveman NAME` (a key of `COMMANDS`), raising `UsageError`; its options shown as they are typed (`--dry-run`)."
+    p = arg_parser(COMMANDS[name], prog=f'caveman {name}')
     for a in p._actions:                       # --help shows the options as they are typed (--dry-run); `_dashes` maps them back
         dashed = [o.replace('_', '-') if o.startswith('--') else o for o in a.option_strings]
         for o in dashed: p._option_string_actions[o] = a
         a.option_strings = dashed
-    return raising_usage(p, f'caveman {name}')
+    return p
 
+# %% ../nbs/64_cli.ipynb #08dc3d2e
 def run(argv: list[str], stdin=None) -> tuple[int, bytes, bytes]:
     "Run the `caveman` command line `argv` (without the program name) against binary `stdin`: `(exit status, stdout bytes, stderr bytes)`."
     if not argv: return 2, b'', USAGE.encode()
@@ -333,7 +344,6 @@ def run(argv: list[str], stdin=None) -> tuple[int, bytes, bytes]:
     if any(a in ('-h', '--help') for a in rest): return 0, p.format_help().encode(), b''
     try: args = vars(p.parse_intermixed_args(rest))   # options may come before or after FILE
     except UsageError as e: return 2, b'', f'{p.format_usage()}{e}\n'.encode()
-    args.pop('pdb', None); args.pop('xtra', None)
     token, url_token = STDIN.set(stdin), STORE_URL.set(store_url)
     log, collect = logging.getLogger('caveman'), _Collect()
     log.addHandler(collect); propagate, log.propagate = log.propagate, False
@@ -349,6 +359,7 @@ def run(argv: list[str], stdin=None) -> tuple[int, bytes, bytes]:
     else: err = ''.join(f'caveman: {m}\n' for m in collect.messages).encode()
     return 0, reply.out, err
 
+# %% ../nbs/64_cli.ipynb #3d95181f
 def main(argv: list[str] | None = None, stdin=None, stdout=None, stderr=None) -> int:
     "Entry point of the `caveman` console script (SPEC §11): run `argv` (default `sys.argv[1:]`) and write to the binary `stdout`/`stderr`; returns the exit status."
     argv = sys.argv[1:] if argv is None else list(argv)

@@ -682,6 +682,7 @@ def install_codex(install: bool, mcp: bool = True, dry_run: bool = False, home: 
     changes = codex_plan(install, home, mcp)
     hooks_json = codex_home(home) / 'hooks.json'
     if dry_run:
+        if not (codex_bin or shutil.which('codex')): raise HookError('the codex binary is not on PATH: caveman asks Codex itself to trust its hook')  # as the install itself
         lines = [diff(changes)] if changes else []
         if install: lines.append(f'and in {codex_home(home) / "config.toml"} through codex app-server: the trust of the caveman hook'
                                  + (' and mcp_servers.caveman' if mcp else '') + '\n')

@@ -4,9 +4,10 @@
 
 # %% auto #0
 __all__ = ['log', 'SHORT_FORM_NAME', 'RESERVED_NAMES', 'STARTUP_TIMEOUT', 'GATEWAY_TOOLS', 'GATEWAY_INSTRUCTIONS', 'ConfigError',
-           'policy_names', 'UpstreamSpec', 'expand', 'shared_policy', 'parse_config', 'load_config', 'command_spec',
-           'upstream_environment', 'exposed_name', 'argument_constraints', 'shrink_tool', 'handle_line',
-           'compress_result', 'UpstreamUnavailable', 'Upstream', 'Gateway', 'LineWriter', 'gateway_dispatch']
+           'UnservableNow', 'policy_names', 'UpstreamSpec', 'expand', 'shared_policy', 'parse_config', 'load_config',
+           'command_spec', 'upstream_environment', 'exposed_name', 'argument_constraints', 'shrink_tool', 'handle_line',
+           'compress_result', 'SecretFilter', 'spec_secrets', 'UpstreamUnavailable', 'UpstreamBadResult', 'Upstream',
+           'Gateway', 'LineWriter', 'gateway_instructions', 'gateway_dispatch']
 
 # %% ../../nbs/55_mcp_gateway.ipynb #077cc1a5
 import asyncio, concurrent.futures, hashlib, json, logging, os, re, shutil, threading, time
@@ -17,6 +18,10 @@ log = logging.getLogger('caveman')
 
 class ConfigError(ValueError):
     "A gateway configuration that cannot be served; the message names the server and what is wrong."
+
+# %% ../../nbs/55_mcp_gateway.ipynb #58566250
+class UnservableNow(ConfigError):
+    "A server entry that is well formed but cannot start in this environment (a `${VAR}` unset, a command not found): with other servers beside it the gateway serves those and answers this one's tools `cave_upstream_unavailable` (issue 14, bad input)."
 
 # %% ../../nbs/55_mcp_gateway.ipynb #0ece13ce
 from ..policy import Policy, PolicyError, load_policy, env_overrides, lossless_view, apply as apply_policy
@@ -43,6 +48,7 @@ class UpstreamSpec:
     url: str = ''
     headers: tuple = ()      # (name, value) pairs; never logged
     policy: Policy = Policy()
+    broken: str = ''         # why it cannot start here and now (a ${VAR} unset, a command not found); '' when it can
 
     def __repr__(self): return f'UpstreamSpec({self.name!r}, {"url" if self.url else "command"}={self.url or self.command!r})'
 
@@ -56,7 +62,7 @@ def expand(value: str, environ: dict, where: str) -> str:
         if v: return v
         if m.group(2) is not None: return m.group(2)
         if m.group(1) in environ: return ''
-        raise ConfigError(f'{where}: environment variable {m.group(1)} is not set (write ${{{m.group(1)}:-default}} for a default)')
+        raise UnservableNow(f'{where}: environment variable {m.group(1)} is not set (write ${{{m.group(1)}:-default}} for a default)')
     return _VAR.sub(one, value)
 
 # %% ../../nbs/55_mcp_gateway.ipynb #d4be4eb9
@@ -90,7 +96,7 @@ def _server(name: str, obj, base: Policy, environ: dict | None = None) -> Upstre
         return UpstreamSpec(name, url=url, headers=pairs('headers'), policy=policy)
     if not isinstance(command, str) or not command: raise ConfigError(f'{where}: command must be a non-empty string')
     command = x(command)
-    if shutil.which(command, path=environ.get('PATH')) is None: raise ConfigError(f'{where}: command not found: {command}')
+    if shutil.which(command, path=environ.get('PATH')) is None: raise UnservableNow(f'{where}: command not found: {command}')
     return UpstreamSpec(name, command=command, args=tuple(x(a) for a in args), env=pairs('env'), cwd=None if cwd is None else x(cwd), policy=policy)
 
 # %% ../../nbs/55_mcp_gateway.ipynb #bee6528d
@@ -114,7 +120,14 @@ def parse_config(obj, base: Policy | None = None, environ: dict | None = None) -
     for name in obj['mcpServers']:                 # 'a b' and 'a_b' would list their tools under one prefix
         if (other := seen.setdefault(re.sub(r'[^A-Za-z0-9_.-]', '_', str(name)), name)) != name:
             raise ConfigError(f'servers {other!r} and {name!r} would list their tools under the same name; rename one')
-    return [_server(name, s, base, environ) for name, s in obj['mcpServers'].items()]
+    specs = []
+    for name, s in obj['mcpServers'].items():
+        try: specs.append(_server(name, s, base, environ))
+        except UnservableNow as e: specs.append(UpstreamSpec(name, policy=base, broken=str(e)))   # the others still start
+    if all(s.broken for s in specs): raise UnservableNow(specs[0].broken)
+    for s in specs:
+        if s.broken: log.warning('caveman-mcp: %s; its tools answer cave_upstream_unavailable, the other servers start', s.broken)
+    return specs
 
 # %% ../../nbs/55_mcp_gateway.ipynb #93182a11
 def load_config(path: str, base: Policy | None = None) -> list[UpstreamSpec]:
@@ -289,12 +302,56 @@ def _import_sdk():
     "Import the SDK client modules on the calling thread, before any upstream task does: concurrent first imports of one package from several threads can deadlock on the import locks."
     import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.shared._httpx_utils, mcp.shared.exceptions, mcp.types, mcp_types  # noqa: F401
     import jsonschema  # noqa: F401
+    for name in ('httpx', 'httpx2', 'httpcore', 'httpcore2'):    # a request line per call: noise on a stdio server's stderr
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+# %% ../../nbs/55_mcp_gateway.ipynb #edbecd62
+class SecretFilter(logging.Filter):
+    "A log filter that replaces each of `secrets` (strings of >= 4 characters) in a record's message with `***`."
+    def __init__(self, secrets):
+        super().__init__()
+        self.secrets = sorted({x for x in secrets if isinstance(x, str) and len(x) >= 4}, key=len, reverse=True)
+    def filter(self, record) -> bool:
+        if not self.secrets: return True
+        msg = new = record.getMessage()
+        for x in self.secrets: new = new.replace(x, '***')
+        if new != msg: record.msg, record.args = new, None
+        return True
+
+# %% ../../nbs/55_mcp_gateway.ipynb #5fac953d
+def spec_secrets(spec: UpstreamSpec) -> list[str]:
+    "The strings of `spec` no log may show: its `env` and `headers` values, its url's query, password and their parts."
+    from urllib.parse import urlsplit, parse_qsl
+    out = [v for _, v in spec.env + spec.headers]
+    if spec.url:
+        u = urlsplit(spec.url)
+        out += [u.query, u.password or ''] + [v for _, v in parse_qsl(u.query)]
+    return out
 
 # %% ../../nbs/55_mcp_gateway.ipynb #b7bea811
 RESERVED_NAMES = ('caveman_retrieve', 'caveman_stats')   # the gateway's own tools: no upstream tool may shadow them
 
 class UpstreamUnavailable(Exception):
     "An upstream server that is not connected (never started, died, or timed out); the message says which and why."
+
+# %% ../../nbs/55_mcp_gateway.ipynb #2ac8d698
+class UpstreamBadResult(Exception):
+    "An upstream answered a call with a result the SDK client rejects; the message names the upstream and the reason."
+
+# %% ../../nbs/55_mcp_gateway.ipynb #f1afb382
+async def _connection_lost(session, err: BaseException) -> bool:
+    "True when `err`, raised by a call on `session`, means the transport is gone (process exited, stream closed), not an answer of a live upstream."
+    import anyio
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+    closed = lambda: getattr(getattr(session, '_dispatcher', None), '_closed', None)
+    if closed() is True: return True
+    if isinstance(err, (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)): return True
+    if not (isinstance(err, MCPError) and err.error.code == CONNECTION_CLOSED): return False
+    if closed() is None: return err.error.message == 'Connection closed' and err.error.data is None
+    if err.error.message != 'Connection closed' or err.error.data is not None: return False
+    await asyncio.sleep(0.5)                  # a write that failed before the reader saw EOF
+    return closed() is True
 
 # %% ../../nbs/55_mcp_gateway.ipynb #ab73bff9
 STARTUP_TIMEOUT = 20.0   # seconds an upstream gets to answer initialize and list its tools
@@ -304,7 +361,7 @@ class Upstream:
     def __init__(self, spec: UpstreamSpec, loop: _Loop, startup_timeout: float = STARTUP_TIMEOUT, on_up=None):
         self.spec, self._loop, self.startup_timeout, self.on_up = spec, loop, startup_timeout, on_up
         self.session, self.tools, self.resources, self.templates, self.prompts = None, [], [], [], []
-        self.state, self.reason = 'stopped', ''
+        self.state, self.reason, self.instructions = 'stopped', '', ''
         self._task, self._ready, self._stop, self._start_task, self._retry = None, None, None, None, None
         self._backoff, self._next_try, self._closing = 1.0, 0.0, False
 
@@ -321,18 +378,14 @@ class Upstream:
                 client = await stack.enter_async_context(create_mcp_http_client(headers=dict(self.spec.headers)))
                 streams = await stack.enter_async_context(streamable_http_client(self.spec.url, http_client=client))
             else:
-                params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=upstream_environment(self.spec.env), cwd=self.spec.cwd)
+                params = StdioServerParameters(command=self.spec.command, args=list(self.spec.args), env=upstream_environment(self.spec.env), cwd=self.spec.cwd,
+                                                encoding_error_handler='replace')    # a stray non-UTF-8 byte: U+FFFD, not a dead reader
                 streams = await stack.enter_async_context(stdio_client(params, errlog=stack.enter_context(_stderr_pump(self.name))))
-            session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+            session = await stack.enter_async_context(ClientSession(streams[0], streams[1], message_handler=self._on_message))
             init = await session.initialize()
             caps = init.capabilities
-            from mcp.types import PaginatedRequestParams
-            tools, cursor = [], None
-            while True:
-                page = await session.list_tools(params=None if cursor is None else PaginatedRequestParams(cursor=cursor))
-                tools += [_plain(t) for t in page.tools]
-                cursor = page.next_cursor
-                if not cursor: break
+            self.instructions = init.instructions or ''
+            tools = await _list_tools(session) if caps.tools is not None else []    # a resources/prompts-only server has none
             if caps.resources is not None:
                 try:
                     self.resources = [_plain(r) for r in (await session.list_resources()).resources]
@@ -358,6 +411,9 @@ class Upstream:
 
     async def _start(self):
         self._start_task = asyncio.current_task()
+        if self.spec.broken:                       # cannot start in this environment: down for good, with the reason
+            self.state, self.reason, self._next_try = 'down', self.spec.broken, float('inf')
+            return
         self.state, self.reason = 'starting', ''
         self._ready, self._stop = asyncio.Event(), asyncio.Event()
         self._task = asyncio.ensure_future(self._main(self._ready, self._stop))
@@ -406,16 +462,15 @@ class Upstream:
     async def call(self, method: str, *args, progress=None, **kw):
         "Call `session.<method>(*args, **kw)` on a live session (restarting a dead upstream when its backoff allows); a broken connection marks it down and raises `UpstreamUnavailable`."
         from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED
         session = await self._ensure()
         try:
             if progress is not None: kw['progress_callback'] = progress
             return await getattr(session, method)(*args, **kw)
-        except MCPError as e:
-            if e.error.code != CONNECTION_CLOSED: raise     # the upstream answered with a JSON-RPC error: it is alive
-            err = e
         except asyncio.CancelledError: raise
         except Exception as e: err = e
+        if not await _connection_lost(session, err):      # alive: its error answer goes to the host as it is
+            if isinstance(err, MCPError): raise err
+            raise UpstreamBadResult(f'upstream {self.name} sent a result the gateway cannot read: {_reason(err)}') from None
         self.reason = _reason(err); self.state = 'down'; self.session = None   # the connection is gone
         self._next_try = 0.0                  # the next call may restart it at once
         if self._stop is not None: self._stop.set()
@@ -428,6 +483,33 @@ class Upstream:
         if self._task is not None:
             try: await asyncio.wait_for(asyncio.shield(self._task), 5)
             except BaseException: self._task.cancel()
+
+# %% ../../nbs/55_mcp_gateway.ipynb #8d78b704
+async def _list_tools(session) -> list[dict]:
+    "All tools of `session`'s server, following `nextCursor`."
+    from mcp.types import PaginatedRequestParams
+    tools, cursor = [], None
+    while True:
+        page = await session.list_tools(params=None if cursor is None else PaginatedRequestParams(cursor=cursor))
+        tools += [_plain(t) for t in page.tools]
+        cursor = page.next_cursor
+        if not cursor: return tools
+
+# %% ../../nbs/55_mcp_gateway.ipynb #ada67bc6
+async def _on_message(self: Upstream, message):
+    "The session's message handler: a `tools/list_changed` from the upstream re-lists its tools and tells the host."
+    m = getattr(message, 'root', message)
+    if getattr(m, 'method', None) == 'notifications/tools/list_changed': asyncio.ensure_future(self._relist())
+
+async def _relist(self: Upstream):
+    "List the live upstream's tools again; on success the catalog changes and `on_up` announces it."
+    session = self.session
+    if session is None: return
+    try: self.tools = await _list_tools(session)
+    except Exception as e: log.warning('gateway: %s: listing tools again failed: %s', self.name, _reason(e)); return
+    if self.on_up is not None: self.on_up(self)
+
+Upstream._on_message, Upstream._relist = _on_message, _relist
 
 # %% ../../nbs/55_mcp_gateway.ipynb #8d9b412c
 _REVISION_ONLY = ('ttl', 'ttlMs', 'cacheScope', 'resultType')    # 2026-07-28 result fields the SDK fills in itself
@@ -459,6 +541,8 @@ class Gateway:
 
     def start(self, wait: bool = False) -> 'Gateway':
         "Import the SDK and connect every upstream concurrently, on a background thread (so the host's `initialize` is answered at once); with `wait`, return once each is up or down."
+        secrets = SecretFilter([x for u in self.upstreams for x in spec_secrets(u.spec)])
+        for h in logging.getLogger().handlers: h.addFilter(secrets)      # before any upstream can log
         self._deadline = time.monotonic() + self.catalog_wait
         def boot():
             try: _import_sdk()
@@ -520,6 +604,12 @@ class Gateway:
         for u in self.upstreams:
             if u.state != 'up' and (not self.namespaced or name.startswith(_NAME_BAD.sub('_', u.name) + '__')): return u
         return None
+
+    def lane(self, name) -> 'str | None':
+        "The upstream whose queue a `tools/call` of exposed `name` waits in (`caveman-mcp` gives each upstream its own threads), or None for the gateway's own tools; from the name alone, never waiting."
+        if not isinstance(name, str) or name in RESERVED_NAMES: return None
+        if not self.namespaced: return self.upstreams[0].name
+        return next((u.name for u in self.upstreams if name.startswith(_NAME_BAD.sub('_', u.name) + '__')), None)
 
     def call_tool(self, name: str, arguments, engine=None, progress=None, timeout: float | None = None) -> tuple[dict, list]:
         "Forward `tools/call` of exposed tool `name` (`progress(progress, total, message)` receives the upstream's progress); returns (MCP result dict, engine Results used). Raises `KeyError` for an unknown tool, `UpstreamUnavailable`, or the upstream's `MCPError`."
@@ -590,6 +680,16 @@ GATEWAY_INSTRUCTIONS = ('caveman serves the tools of your other MCP servers thro
                         'caveman_retrieve(recovery_handle=...) returns the exact original (pass a query to get only the matching '
                         'records) — a last resort, one broad call per handle. Token counts are local estimates.')
 
+
+
+# %% ../../nbs/55_mcp_gateway.ipynb #63e3fad0
+def gateway_instructions(gateway: Gateway) -> str:
+    "The gateway's `initialize` instructions (text): naming as served, then each live upstream's instructions prefixed `<server>: `."
+    text = GATEWAY_INSTRUCTIONS if gateway.namespaced else GATEWAY_INSTRUCTIONS.replace(', named <server>__<tool>', ' under their own names')
+    extra = [f'{u.name}: {u.instructions}' for u in gateway.upstreams if u.state == 'up' and getattr(u, 'instructions', '')]
+    return '\n\n'.join([text, *extra])
+
+# %% ../../nbs/55_mcp_gateway.ipynb #39fe4a23
 def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
     "A `dispatch(method, params)` serving `gateway`'s upstreams beside `caveman_retrieve`/`caveman_stats` of `tools`, falling back to `base`; `notify(message: dict)` sends a notification to the client."
     from caveman.mcp.tools import TOOL_DEFINITIONS, tool_definitions, _error, _dumps, _utf8_len
@@ -614,6 +714,7 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
         try: result, used = gateway.call_tool(name, args, engine=tools.engine, progress=progress)
         except KeyError: return _error('cave_unknown_tool', f'unknown tool: {name}')
         except UpstreamUnavailable as e: return _error('cave_upstream_unavailable', str(e))
+        except UpstreamBadResult as e: return _error('cave_upstream_bad_result', str(e))
         except MCPError as e: raise RpcError(e.error.code, e.error.message, e.error.data) from None
         for r in used: tools.totals.add(r.tokens_before, r.tokens_after)
         n = _utf8_len(_dumps(result))
@@ -627,7 +728,7 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
             if isinstance(r.get('protocolVersion'), str):     # the version's annotations, titles, _meta (maxResultSizeChars), outputSchema
                 negotiated = r['protocolVersion']
                 own = [d for d in tool_definitions(negotiated) if d['name'] in GATEWAY_TOOLS]
-            if 'instructions' in r: r['instructions'] = GATEWAY_INSTRUCTIONS      # caveman_compress is not served here
+            if 'instructions' in r: r['instructions'] = gateway_instructions(gateway)      # caveman_compress is not served here
             return r
         if method == 'tools/list': return {'tools': gateway.tools() + own}
         if method == 'tools/call':
@@ -645,5 +746,6 @@ def gateway_dispatch(gateway: Gateway, tools, base, notify=None):
                 return gateway.get_prompt(params.get('name'), params.get('arguments'))
             except KeyError as e: raise RpcError(-32602, str(e.args[0]) if e.args else 'not found') from None
             except MCPError as e: raise RpcError(e.error.code, e.error.message, e.error.data) from None
+            except (UpstreamUnavailable, UpstreamBadResult) as e: raise RpcError(-32603, str(e)) from None
         return base(method, params)
     return dispatch

@@ -153,19 +153,32 @@ def _too_long(cap: int, line: LineTooLong) -> bytes:
     return _error(oversize_request_id(line.head, line.tail), INVALID_REQUEST, f'cave_payload_too_large: message exceeds {cap} bytes')
 
 # %% ../../nbs/56_mcp_server.ipynb #387e7a01
+def _lane_of(line: bytes, lane) -> 'str | None':
+    "The lane key `lane(tool name)` gives a `tools/call` line of at most `CONTROL_MAX_BYTES` (larger ones, and no `lane`: None, the shared pool)."
+    if lane is None or len(line) > CONTROL_MAX_BYTES: return None
+    _, _, params = _peek(line)
+    return lane(params.get('name')) if isinstance(params, dict) else None
+
+def _busy(line: bytes, key: str) -> 'bytes | None':
+    "The answer to a call whose lane `key` is full: the tool error `cave_upstream_busy` under the call's id."
+    text = json.dumps({'error': 'cave_upstream_busy', 'message': f'upstream {key} has too many calls in flight; retry when one of them is answered'})
+    return handle_message(line, lambda m, p: {'content': [{'type': 'text', 'text': text}], 'isError': True})
+
+# %% ../../nbs/56_mcp_server.ipynb #678b558d
 def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Responder, cap: int | None = None, workers: int = DEFAULT_WORKERS,
-                writer: LineWriter | None = None, eof_wait: float | None = None) -> None:
-    "Answer newline-delimited JSON-RPC from binary `stdin` on binary `out` (through `writer`, made on `out` if not given, which other senders such as notifications may share) until EOF (then waits for the calls in flight: without bound, or `eof_wait` seconds before cancelling them), tool calls on `workers` threads; raises the writer's `OSError` if the client closed `out`, and whatever stops the reader (a signal) after cancelling the work in flight (reference §7.1, SPEC §8)."
+                writer: LineWriter | None = None, eof_wait: float | None = None, lane=None) -> None:
+    "Answer newline-delimited JSON-RPC from binary `stdin` on binary `out` (through `writer`, made on `out` if not given, which other senders such as notifications may share) until EOF (then waits for the calls in flight: without bound, or `eof_wait` seconds before cancelling them), tool calls on `workers` threads (a gateway's calls to one upstream on that upstream's own `workers`, keyed by `lane(tool name)`); raises the writer's `OSError` if the client closed `out`, and whatever stops the reader (a signal) after cancelling the work in flight (reference §7.1, SPEC §8)."
     cap = max_inbound_bytes() if cap is None else cap
     writer, slots = writer or LineWriter(out), threading.Semaphore(2 * workers)
     pool, running = ThreadPoolExecutor(max_workers=workers, thread_name_prefix='caveman-request'), set()
-    def work(line: bytes):
+    lanes = {}                                 # lane key -> (pool, slots): one upstream's calls
+    def work(line: bytes, held: threading.Semaphore = slots):
         try:
             reply = session.answer(line)
             if reply is not None: writer.send(reply)
         except Cancelled: pass
         except BaseException: log.exception('request failed')
-        finally: slots.release()
+        finally: held.release()
     try:
         for line in read_lines(stdin, cap):
             if writer.error is not None: break
@@ -176,19 +189,27 @@ def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Responder, cap: int
                 reply = session.answer(line)
                 if reply is not None: writer.send(reply)
                 continue
-            slots.acquire()
-            fut = pool.submit(work, line)
+            if (key := _lane_of(line, lane)) is None:
+                slots.acquire()
+                fut = pool.submit(work, line)
+            else:
+                if key not in lanes: lanes[key] = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix='caveman-upstream'), threading.Semaphore(2 * workers))
+                lane_pool, lane_slots = lanes[key]
+                if not lane_slots.acquire(blocking=False):
+                    writer.send(_busy(line, key)); continue
+                fut = lane_pool.submit(work, line, lane_slots)
             running.add(fut); fut.add_done_callback(running.discard)
     except BaseException:
         session.cancel_all()
-        pool.shutdown(wait=False, cancel_futures=True)
+        for p in [pool, *(lp for lp, _ in lanes.values())]: p.shutdown(wait=False, cancel_futures=True)
         writer.close(5)
         raise
     if eof_wait is not None and concurrent.futures.wait(list(running), eof_wait).not_done:
         log.warning('EOF: cancelling %d call(s) still running after %g s', session.cancel_all(), eof_wait)
-        pool.shutdown(wait=False, cancel_futures=True)
+        for p in [pool, *(lp for lp, _ in lanes.values())]: p.shutdown(wait=False, cancel_futures=True)
         concurrent.futures.wait(list(running), 5)
-    else: pool.shutdown(wait=True)
+    else:
+        for p in [pool, *(lp for lp, _ in lanes.values())]: p.shutdown(wait=True)
     writer.close()
     if writer.error is not None and isinstance(writer.error, OSError): raise writer.error
 
@@ -359,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     code, signalled = 0, False
     try:
-        try: serve_stdio(sys.stdin.buffer, out, session, cap, workers, writer=writer, eof_wait=eof_wait)
+        try: serve_stdio(sys.stdin.buffer, out, session, cap, workers, writer=writer, eof_wait=eof_wait,
+                                lane=None if gateway is None else gateway.lane)
         except _Stop as stop: code, signalled = stop.code, True
         except OSError as e:  # the client closed our stdout or stdin broke: nothing left to answer
             log.error('serve error: %s', e); code = 1
