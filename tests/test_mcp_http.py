@@ -196,7 +196,7 @@ def test_non_loopback_bind_without_a_token_is_refused(tmp_path):
     assert (r.returncode, r.stdout) == (2, '') and 'needs a bearer token' in r.stderr
     r = subprocess.run(server_command() + ['--http', 'nowhere:port'], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     lines = r.stderr.splitlines()
-    assert r.returncode == 2 and 'needs HOST:PORT' in lines[0] and lines[1].startswith('usage: caveman-mcp [--http HOST:PORT') and len(lines) == 2
+    assert r.returncode == 2 and 'needs HOST:PORT' in lines[0] and lines[1].startswith('usage: caveman-mcp [') and '--http HOST:PORT' in lines[1] and len(lines) == 2
 
 
 def test_token_required_on_every_request_when_set(tmp_path):
