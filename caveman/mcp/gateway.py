@@ -254,8 +254,8 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
         sc = result['structuredContent']
         if output_schema is None and len(texts) == 1 and _json_equal(texts[0]['text'], sc): del new['structuredContent']
         else:
-            sc2, changed = _replace_strings(sc, view)
-            if changed and (output_schema is None or _valid(sc2, output_schema)): new['structuredContent'] = sc2
+            sc2, sc_changed = _replace_strings(sc, view)
+            if sc_changed and (output_schema is None or _valid(sc2, output_schema)): new['structuredContent'] = sc2
     new['content'] = [{**b, 'text': v} if isinstance(b, dict) and b.get('type') == 'text' and isinstance(b.get('text'), str)
                       and (v := view(b['text'])) is not None else b for b in content]
     if not changed: return result, []
