@@ -12,7 +12,7 @@ __all__ = ['log', 'SHORT_FORM_NAME', 'RESERVED_NAMES', 'STARTUP_TIMEOUT', 'GATEW
 # %% ../../nbs/55_mcp_gateway.ipynb #077cc1a5
 import asyncio, concurrent.futures, hashlib, json, logging, os, re, shutil, threading, time
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 log = logging.getLogger('caveman')
 
@@ -49,6 +49,7 @@ class UpstreamSpec:
     headers: tuple = ()      # (name, value) pairs; never logged
     policy: Policy = Policy()
     broken: str = ''         # why it cannot start here and now (a ${VAR} unset, a command not found); '' when it can
+    namespaced: bool = False # its tools are <server>__<tool> even when it is the only server (a config `caveman install` wrote)
 
     def __repr__(self): return f'UpstreamSpec({self.name!r}, {"url" if self.url else "command"}={self.url or self.command!r})'
 
@@ -125,6 +126,7 @@ def parse_config(obj, base: Policy | None = None, environ: dict | None = None) -
         try: specs.append(_server(name, s, base, environ))
         except UnservableNow as e: specs.append(UpstreamSpec(name, policy=base, broken=str(e)))   # the others still start
     if all(s.broken for s in specs): raise UnservableNow(specs[0].broken)
+    if 'installed' in obj: specs = [replace(s, namespaced=True) for s in specs]     # names stay put as servers move in and out
     for s in specs:
         if s.broken: log.warning('caveman-mcp: %s; its tools answer cave_upstream_unavailable, the other servers start', s.broken)
     return specs
@@ -535,7 +537,7 @@ class Gateway:
         if len(set(names)) != len(names): raise ConfigError('two servers share a name')
         self._loop = _Loop()
         self.upstreams = [Upstream(s, self._loop, startup_timeout, self._up) for s in specs]
-        self.namespaced, self.catalog_wait, self.on_change = len(specs) > 1, catalog_wait, on_change
+        self.namespaced, self.catalog_wait, self.on_change = len(specs) > 1 or any(s.namespaced for s in specs), catalog_wait, on_change
         self._routes, self._catalog, self._catalog_key = {}, [], None
         self._starting, self._deadline, self._served, self._booted = [], 0.0, False, threading.Event()
 
