@@ -512,9 +512,11 @@ def drop_schema_restatements(text: str, schema: dict, optional: bool | None = No
 _TYPE_WORDS = {'boolean': 'boolean whether', 'integer': 'integer number', 'number': 'number', 'array': 'array list',
                'string': 'string', 'object': 'object', 'null': 'null'}
 _SETTER_WORDS = frozenset('set sets specify specifies'.split())
+_UNREAD = regex.compile(r'[\p{M}\p{Cn}\p{Co}]')   # marks, unassigned and private-use characters: not words we can compare
 
 def restates_name(text: str, name: str, tool: str = '', type_=None) -> bool:
-    "Whether a property's description (text) says nothing but the property `name`, the `tool` name and its JSON `type_`: every content word is one of theirs or a setter verb (*set*, *specify*); an empty description too."
+    "Whether a property's description (text) says nothing but the property `name`, the `tool` name and its JSON `type_`: every content word is one of theirs or a setter verb (*set*, *specify*); an empty description too. A description holding a character our words cannot read (a combining mark, an unassigned or private-use code point) is never called a restatement: over-keep."
+    if _UNREAD.search(text): return False
     left = _content_words(text) - _SETTER_WORDS - _content_words(name)     # cached word sets: most descriptions stop here
     if left:
         types = [type_] if isinstance(type_, str) else type_ if isinstance(type_, list) else []
