@@ -460,7 +460,7 @@ class Upstream:
         except asyncio.CancelledError: raise
         except BaseException as e:            # includes the SDK's exception groups
             self.reason = self._http_reason(e) or _reason(e)
-            log.warning('gateway: upstream %s is down: %s', self.name, self.reason)
+            log.warning('gateway: %s is down: %s', upstream_label(self.name), self.reason)
         finally:
             if ready is self._ready: self.session, self.state = None, 'down'    # an older session ending never marks a newer start down
             ready.set()
@@ -476,7 +476,7 @@ class Upstream:
         try: await asyncio.wait_for(self._ready.wait(), self.startup_timeout)
         except asyncio.TimeoutError:
             self.reason = f'no answer to initialize within {self.startup_timeout:g} s'
-            log.warning('gateway: upstream %s is down: %s', self.name, self.reason)
+            log.warning('gateway: %s is down: %s', upstream_label(self.name), self.reason)
             self._task.cancel(); self.state = 'down'
         if self.state == 'up':
             self._backoff = 1.0
@@ -601,7 +601,7 @@ def _replacing(name: str) -> str:
     def handler(err):
         if isinstance(err, UnicodeDecodeError) and not said:
             said.append(1)
-            log.warning('gateway: upstream %s sent bytes that are not UTF-8 (first at byte %d of a line); read as U+FFFD', name, err.start)
+            log.warning('gateway: %s sent bytes that are not UTF-8 (first at byte %d of a line); read as U+FFFD', upstream_label(name), err.start)
         return codecs.replace_errors(err)
     key = f'caveman_gateway_replace_{id(handler)}'
     codecs.register_error(key, handler)
