@@ -416,6 +416,7 @@ class Upstream:
         self.state, self.reason, self.instructions, self.http_status = 'stopped', '', '', None
         self._task, self._ready, self._stop, self._start_task, self._retry = None, None, None, None, None
         self._backoff, self._next_try, self._closing = 1.0, 0.0, False
+        self._relisting, self._relist_again = False, False     # a re-listing runs / another was announced meanwhile
 
     @property
     def name(self) -> str: return self.spec.name
@@ -566,7 +567,7 @@ async def _on_message(self: Upstream, message):
     "The session's message handler: a `tools/list_changed` from the upstream re-lists its tools and tells the host."
     m = getattr(message, 'root', message)
     if getattr(m, 'method', None) != 'notifications/tools/list_changed': return
-    if getattr(self, '_relisting', False): self._relist_again = True        # one more pass after the running one
+    if self._relisting: self._relist_again = True        # one more pass after the running one
     else: asyncio.ensure_future(self._relist())
 
 async def _relist(self: Upstream):
@@ -673,7 +674,7 @@ class Gateway:
             self.tools()
             if self._catalog_digest == self._told: return
             self._told = self._catalog_digest
-            self.on_change()
+            if (notify := self.on_change) is not None: notify()
         except Exception: log.warning('gateway: list_changed notification failed', exc_info=True)
 
     def listed(self) -> list[dict]:
@@ -684,6 +685,9 @@ class Gateway:
 
     def close(self):
         "Stop every upstream session and the loop."
+        with self._change_lock:
+            if self._change_timer is not None: self._change_timer.cancel()
+            self.on_change = None                # nothing is announced after close
         self._booted.wait(30)
         try: self._loop.run(asyncio.gather(*(u._close() for u in self.upstreams), return_exceptions=True), 15)
         except Exception: pass
