@@ -765,28 +765,29 @@ def is_vacuous(key: str, value) -> bool:
     return False
 
 # %% ../nbs/25_toolschema.ipynb #927deca5
-def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=..., _tool: str = ''):
-    "A parsed JSON Schema with annotation keywords and keywords that constrain nothing (`is_vacuous`) dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced, property descriptions stripped of what the schema states and dropped where they only restate the name (`_tool`: the tool's name); `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
+def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=..., _tool: str = '', _dialect_known: bool = True):
+    "A parsed JSON Schema with annotation keywords and keywords that constrain nothing (`is_vacuous`, in a known dialect) dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced, property descriptions stripped of what the schema states and dropped where they only restate the name (`_tool`: the tool's name); `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
     if _targets is None: _targets, _names = refs_and_names(schema)
-    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names, _tool=_tool) for i, v in enumerate(schema)]
+    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names, _tool=_tool, _dialect_known=_dialect_known) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
+    if '$schema' in schema: _dialect_known = _dialect(schema['$schema']) is not None    # a dialect of its own: are its keywords ours?
     out = {}
     for key, value in schema.items():
         here = _path + (key,)
         if key == '$schema' and not same_under_default_dialect(schema): out[key] = value; continue
         if key in DROP_KEYWORDS and not _ref_needs(_path, key, _targets): continue
-        if (key in VACUOUS_KEYWORDS and is_vacuous(key, compress_schema(value, _targets, here, _names, _tool=_tool) if key == 'propertyNames' else value)
+        if (key in VACUOUS_KEYWORDS and _dialect_known and is_vacuous(key, compress_schema(value, _targets, here, _names, _tool=_tool, _dialect_known=_dialect_known) if key == 'propertyNames' else value)
                 and not _ref_needs(_path, key, _targets)): continue
         if key == 'description' and isinstance(value, str):
             out[key] = reduce_description(value, names=_names) if _optional is ... else property_description(value, schema, _optional, _names)
         elif key in VERBATIM_KEYWORDS: out[key] = value
         elif key == 'properties' and isinstance(value, dict):
             flags = _optional_flags(schema)
-            out[key] = {name: _without_name_restatement(compress_schema(sub, _targets, here + (name,), _names, flags[name], _tool), name, _tool, _targets, here)
+            out[key] = {name: _without_name_restatement(compress_schema(sub, _targets, here + (name,), _names, flags[name], _tool, _dialect_known), name, _tool, _targets, here)
                         for name, sub in value.items()}
         elif key in NAME_MAPS and isinstance(value, dict):
-            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, _tool=_tool) for name, sub in value.items()}
-        else: out[key] = compress_schema(value, _targets, here, _names, _tool=_tool)
+            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, _tool=_tool, _dialect_known=_dialect_known) for name, sub in value.items()}
+        else: out[key] = compress_schema(value, _targets, here, _names, _tool=_tool, _dialect_known=_dialect_known)
     return out
 
 # %% ../nbs/25_toolschema.ipynb #07f846ed

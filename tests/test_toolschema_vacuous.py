@@ -83,6 +83,12 @@ def test_a_ref_into_a_vacuous_keyword_keeps_it():
     assert out['properties']['a']['propertyNames'] == {'type': 'string'}
 
 
+def test_an_unknown_dialect_keeps_them():
+    "Under a `$schema` we cannot read, a keyword may mean something else: nothing is called vacuous."
+    schema = {'$schema': 'https://example.com/my-dialect', 'type': 'object', 'required': [], 'properties': {'a': {'type': 'array', 'minItems': 0}}}
+    assert shrunk_schema(schema) == schema
+
+
 vacuous_leaf = st.fixed_dictionaries({'type': st.sampled_from(['object', 'array', 'string'])},
                                      optional={k: st.just(v) for k, v in VACUOUS[:7]} | {'maxLength': st.integers(0, 3), 'maxItems': st.integers(0, 2)})
 
