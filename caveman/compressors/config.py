@@ -62,7 +62,8 @@ def _parent_lines(lines: Sequence[str]) -> tuple[list[int], list[bool]]:
         lead = len(line) - len(rest)
         item = rest[0] == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r'))   # `_YAML_ITEM`
         depth.append(2 * (lead + line.count('\t', 0, lead)) + item)
-        opens.append(item or (rest[0] not in '#;' and ':' in rest and _YAML_PARENT.match(line) is not None))
+        opens.append(item or (rest[0] not in '#;' and (rest.rstrip(' \t\r')[-1:] == ':' or '#' in rest)   # what `_YAML_PARENT` needs: most lines are `key: value`
+                              and _YAML_PARENT.match(line) is not None))
     return depth, opens
 
 # %% ../../nbs/16_compressors_config.ipynb #c0cc353c
