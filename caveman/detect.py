@@ -952,6 +952,7 @@ def _sampled_log(body: bytes) -> bool:
         if not _is_log(bounded_sample(body), relax=SAMPLE_RELAX): return False
     return _is_log(body)
 
+# %% ../nbs/03_detect.ipynb #8ef356e7
 def _sampled_search(body: bytes) -> bool:
     if len(body) >= SAMPLE_MIN_BYTES and not _is_search_result(bounded_sample(body), relax=SAMPLE_RELAX): return False
     return _is_search_result(body)
