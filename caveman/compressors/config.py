@@ -304,14 +304,17 @@ def yaml_layout(text: str, lines: Sequence[str]) -> Layout | None:
     return Layout(out, inside, blocks)
 
 # %% ../../nbs/16_compressors_config.ipynb #944cc44c
+from array import array
+from itertools import accumulate
+
 def repeated_entries(lines: Sequence[str], entries: Sequence[Entry], keep: Sequence[bool], comment: Sequence[bool],
                      flag: Sequence[bool] | None = None) -> list[tuple[int, int, str]]:
     "`(start, end, claim)` for each entry whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line)."
     if flag is None: flag = [_flags(l) for l in lines]
-    shown, plain = [0], [0]                 # prefix counts: lines kept (or comments), lines free of flags, markers, anchors
-    for i, l in enumerate(lines):
-        shown.append(shown[-1] + bool(keep[i] or comment[i]))
-        plain.append(plain[-1] + (not (flag[i] or (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)))))
+    # prefix counts: lines kept (or comments), lines free of flags, markers, anchors; machine ints (8 bytes a line, not 36)
+    shown = array('q', accumulate((bool(k or c) for k, c in zip(keep, comment)), initial=0))
+    plain = array('q', accumulate((not (f or (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)))
+                                   for f, l in zip(flag, lines)), initial=0))
     def intact(e: Entry) -> bool:
         n = e.end - e.start
         return e.path is not None and shown[e.end] - shown[e.start] == n and plain[e.end] - plain[e.start] == n
@@ -468,6 +471,8 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     if n < MIN_LINES: return None
     yml = kind == 'yaml'
     layout = yaml_layout(text, lines) if yml else None
+    original = '' if yml else text                                    # YAML output is judged alone: the decoded payload
+    del text                                                          # goes now (4 bytes a character when one is outside the BMP)
     if yml and layout is None: return None                            # no positions, no safe cut
     blocks = block_scalars(lines, sorted(layout.blocks)) if yml else []   # where the parser saw one: `a: |` inside a string is none
     groups = [*blocks, *scalar_groups(layout.inside)] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
@@ -498,11 +503,12 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
         repeated = repeated_entries(lines, layout.entries, keep, comment, flag)
         for a, b, claim in repeated:
             replaced[a] = b, _lead(lines[a]) + '# ' + elision_marker(b - a, 'config lines', claim)
-        covered = {i for a, (b, _) in replaced.items() for i in range(a, b)}
+        covered = bytearray(n)                                        # a byte a line, not a set of ints
+        for a, (b, _) in replaced.items(): covered[a:b] = b'\x01' * (b - a)
         wanted = {claim.removeprefix('same as ').removeprefix('under ') for _, _, claim in repeated}
         for e in layout.entries:                                      # what a `same as` marker points at stays whole
-            if e.path in wanted: covered.update(range(e.start, e.end))
-        for a, b, lead in block_middles(lines, [blk for blk in blocks if blk[0] not in covered], keep):
+            if e.path in wanted: covered[e.start:e.end] = b'\x01' * (e.end - e.start)
+        for a, b, lead in block_middles(lines, [blk for blk in blocks if not covered[blk[0]]], keep):
             replaced[a] = b, lead + '# ' + elision_marker(b - a, 'lines')
     cr = '\r' if crlf_majority(body) else ''
     for plan in ([replaced, {}] if replaced else [{}]):
@@ -510,7 +516,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
         if out == lines: continue
         result = '\n'.join(out) + ('\n' if trailing else '')
         res = result.encode('utf-8')
-        if len(res) < len(body) and _still_parses(kind, text, result): return res
+        if len(res) < len(body) and _still_parses(kind, original, result): return res
     return None
 
 COMPRESSOR = Compressor('config', compress_config, method='config', query_aware=True)
