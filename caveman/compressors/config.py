@@ -175,7 +175,7 @@ def document_titles(lines: Sequence[str], comment: Sequence[bool]) -> list[bool]
 import json
 from collections import namedtuple
 import yaml
-from ..detect import config_parses, yaml_lines
+from ..detect import config_parses, yaml_lines, yaml_parses
 
 _PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 
@@ -514,9 +514,10 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     for plan in ([replaced, {}] if replaced else [{}]):
         out = _emit(lines, keep, comment, yml, plan, cr, layout.entries if layout else ())
         if out == lines: continue
-        result = '\n'.join(out) + ('\n' if trailing else '')
-        res = result.encode('utf-8')
-        if len(res) < len(body) and _still_parses(kind, original, result): return res
+        if trailing: out.append('')
+        res = '\n'.join(out).encode('utf-8')                          # the joined text lives only to be encoded
+        del out
+        if len(res) < len(body) and (yaml_parses(res) if yml else _still_parses(kind, original, res.decode('utf-8'))): return res
     return None
 
 COMPRESSOR = Compressor('config', compress_config, method='config', query_aware=True)
