@@ -179,9 +179,12 @@ def member_signal(key: str, value) -> bool:
     return False
 
 # %% ../nbs/05_signals.ipynb #4dc18eb7
+_LITERAL_RX = re.compile('|'.join(map(re.escape, _LITERALS)))
+
 def _has_literal(text: str) -> bool:
     "Does `text` contain (case-insensitively) a literal of any line class?"
     low = text.lower()
+    if len(low) < 128: return _LITERAL_RX.search(low) is not None
     return any(l in low for l in _LITERALS)
 
 # %% ../nbs/05_signals.ipynb #255b6ac3
@@ -198,6 +201,9 @@ def json_signal(value) -> str | None:
                 if type(x) in (dict, list, str): stack.append(x)
         elif t is list: stack.extend(reversed(v))
         elif t is str and v[:1] != '\ufdd0' and _has_literal(v):
+            if '\n' not in v and v.isascii():          # one ASCII line: `_line_flags` would only pass it to `line_signal`
+                if line_signal(v, PROSE): return v
+                continue
             lines = v.split('\n')
             for l, f in zip(lines, _line_flags(lines, PROSE)):
                 if f: return l

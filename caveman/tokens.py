@@ -307,11 +307,11 @@ def encoded_length(enc, text: str) -> int:
 
 # %% ../nbs/01_tokens.ipynb #adeddc90
 CHUNK_CHARS = 1 << 20
-_CUT = re.compile(r'\n(?=[A-Za-z0-9])')
-_CUT_BYTES = re.compile(rb'\n(?=[A-Za-z0-9])')
+_CUT = re.compile(r'\n(?=[A-Za-z0-9]|[ \t]+[!-~])')
+_CUT_BYTES = re.compile(rb'\n(?=[A-Za-z0-9]|[ \t]+[!-~])')
 
 def safe_slices(text: str | bytes, size: int = CHUNK_CHARS):
-    "Slices of `text` (str, or UTF-8 bytes: then `size` is in bytes) of at least `size` characters (the last may be shorter), each ending right after a line feed that an ASCII letter or digit follows, so o200k counts of the slices add up to the count of `text`. Linear."
+    "Slices of `text` (str, or UTF-8 bytes: then `size` is in bytes) of at least `size` characters (the last may be shorter), each ending right after a line feed that an ASCII letter or digit, or spaces and tabs then a printable ASCII character, follow (see above), so o200k counts of the slices add up to the count of `text`. Linear."
     pos, n, cut = 0, len(text), _CUT_BYTES if isinstance(text, bytes) else _CUT
     while pos < n:
         m = cut.search(text, pos + size) if n - pos > size else None
