@@ -1347,6 +1347,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
             'caveman.signals': { 'caveman.signals._frames': ('signals.html#_frames', 'caveman/signals.py'),
                                  'caveman.signals._has_literal': ('signals.html#_has_literal', 'caveman/signals.py'),
                                  'caveman.signals._line_flags': ('signals.html#_line_flags', 'caveman/signals.py'),
+                                 'caveman.signals._may_summarize': ('signals.html#_may_summarize', 'caveman/signals.py'),
                                  'caveman.signals._rewrite_changes': ('signals.html#_rewrite_changes', 'caveman/signals.py'),
                                  'caveman.signals.diff_signal_flags': ('signals.html#diff_signal_flags', 'caveman/signals.py'),
                                  'caveman.signals.forced_signals': ('signals.html#forced_signals', 'caveman/signals.py'),

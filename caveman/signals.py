@@ -63,9 +63,22 @@ def line_signal(line: str, profile: str = OUTPUT) -> str | None:
     for cls, lits, rx in _BY_PROFILE[profile]:
         for l in lits:                        # a plain loop: `any(...)` built a generator per class per line
             if l in low:
-                if rx.search(line): return cls
+                if (cls != 'summary' or _may_summarize(line)) and rx.search(line): return cls
                 break
     return None
+
+# %% ../nbs/05_signals.ipynb #b2397e8c
+_SUMMARY_WORDS = ('changed', 'insertion', 'deletion', 'newly installed', 'package', 'vulnerabilit', 'passed', 'failed',
+                  'error', 'skipped', 'deselected', 'warning', 'Ran ')
+_DIGIT_SPACE = re.compile(r'[0-9] ')
+
+def _may_summarize(line: str) -> bool:
+    "False only when the `summary` pattern cannot match `line` (see above)."
+    if 'Successfully' in line: return True
+    if _DIGIT_SPACE.search(line) is None: return False
+    for w in _SUMMARY_WORDS:
+        if w in line: return True
+    return False
 
 # %% ../nbs/05_signals.ipynb #a08fdf0b
 from bisect import bisect_right
