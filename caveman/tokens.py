@@ -281,8 +281,13 @@ def period_tokens(ch: str) -> int:
     return len(enc.encode_ordinary(ch * (RUN_KEEP + RUN_PERIOD))) - len(enc.encode_ordinary(ch * RUN_KEEP))
 
 # %% ../nbs/01_tokens.ipynb #70f5611a
+_FOLD_NEEDLES = tuple(c * _FOLDABLE for c in _WHITE_SPACE)
+
 def fold_runs(text: str) -> tuple[str, int]:
     "`(folded, tokens)`: `text` with every run of one whitespace character cut by whole `RUN_PERIOD`s to under `RUN_KEEP + RUN_PERIOD` characters, and the o200k tokens the cut periods held. Linear; `text` itself when it has no such run."
+    for needle in _FOLD_NEEDLES:
+        if needle in text: break
+    else: return text, 0                                     # no run to fold (see above)
     parts, cut, pos = [], 0, 0
     for r in _SPACE_RUN.finditer(text):
         region = r.group()
