@@ -520,6 +520,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                            'caveman/compressors/listing.py'),
                                              'caveman.compressors.listing.ls_fields': ( 'compressors_listing.html#ls_fields',
                                                                                         'caveman/compressors/listing.py'),
+                                             'caveman.compressors.listing.ls_record_keep': ( 'compressors_listing.html#ls_record_keep',
+                                                                                             'caveman/compressors/listing.py'),
                                              'caveman.compressors.listing.named_columns': ( 'compressors_listing.html#named_columns',
                                                                                             'caveman/compressors/listing.py'),
                                              'caveman.compressors.listing.path_fields': ( 'compressors_listing.html#path_fields',
