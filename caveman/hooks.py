@@ -128,17 +128,19 @@ def _shape(tool: str, resp) -> ShapeError:
 PERSISTED_VIEW_CHARS = 2_000   # characters of view for an output the host persisted: the size of its own preview
 _HANDLE_LINE = re.compile(r'… caveman: this is a compressed view; caveman_retrieve\(recovery_handle="ccr_[0-9a-f]+"\)')
 _GAP = 100                     # characters set aside for each marker line
+_LOUD = re.compile(r'\b(?:errors?|fail(?:ed|ure|ures)?|fatal|panic|exceptions?|warnings?)\b', re.I)   # besides signal lines: any line naming a failure
 
 def _gap_line(n: int) -> str: return f'… {n} {"line" if n == 1 else "lines"} of this view elided (caveman): they are in the original …\n'
 
 # %% ../nbs/63_hooks.ipynb #8ae9a14c
 def fit_lines(lines: list[str], limit: int) -> str | None:
-    "Lines (each with its newline) cut to about `limit` characters: signal lines (at most a quarter), first lines (two thirds of the rest), last lines, each gap one `… N lines of this view elided (caveman) …` line; None when whole lines would fill under half of `limit` (a few long lines)."
+    "Lines (each with its newline) cut to about `limit` characters: signal lines, then lines naming an error, failure or warning (at most half), first lines (two thirds of the rest), last lines, each gap one `… N lines of this view elided (caveman) …` line; None when whole lines would fill under half of `limit` (a few long lines)."
     from caveman.signals import signal_flags, OUTPUT
     flags = signal_flags([l.rstrip('\r\n') for l in lines], OUTPUT)
+    loud = [i for i, l in enumerate(lines) if not flags[i] and _LOUD.search(l)]
     keep, used = set(), 0
-    for i, f in enumerate(flags):
-        if f and used + len(lines[i]) + _GAP <= limit // 4: keep.add(i); used += len(lines[i]) + _GAP
+    for i in [*(i for i, f in enumerate(flags) if f), *loud]:          # signal lines first, then the other loud ones
+        if used + len(lines[i]) + _GAP <= limit // 2: keep.add(i); used += len(lines[i]) + _GAP
     room, shown = limit - used - 2 * _GAP, 0
     for i, l in enumerate(lines):
         if shown + len(l) > room * 2 // 3: break
