@@ -161,7 +161,7 @@ def fit_lines(lines: list[str], limit: int) -> str | None:
 def fit_persisted(view: str | None, limit: int = PERSISTED_VIEW_CHARS) -> str | None:
     "A lossy `view` (characters, ending in the handle line) of an output the host persisted, cut to about `limit` characters plus that line (`fit_lines`, else `fit_view` by characters); a lossless view or None unchanged."
     if view is None: return None
-    lines = view.splitlines(keepends=True)
+    lines = [l for l in re.split(r'(?<=\n)', view) if l]         # LF lines only: a form feed or U+2028 is no line break here
     if not lines or not _HANDLE_LINE.match(lines[-1]): return view
     body, tail = lines[:-1], lines[-1]
     if sum(map(len, body)) <= limit: return view
