@@ -37,7 +37,8 @@ def host_env(home: Path, extra: dict | None = None) -> dict:
     "A clean environment for one Claude Code session whose home (and caveman home) is `home`."
     return child_env(only=(), **{'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(home),
                                  'CAVEMAN_HOME': str(Path(home) / 'cv'), 'DISABLE_AUTOUPDATER': '1',
-                                 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1', **(extra or {})})
+                                 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1', 'CAVEMAN_HOOK_SERVER': None,   # the warm path, as users get it
+                                 'CAVEMAN_HOOK_SERVER_IDLE': '60', **(extra or {})})
 
 
 def run_claude(claude: str, project: Path, env: dict, tools: str, prompt: str = 'work on this project',
