@@ -6,13 +6,13 @@
 __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_PAGES', 'SIDECARS', 'TABLES', 'SQL_TYPES',
            'SESSION_INDEX', 'SCHEMA', 'SCHEMA_VERSION', 'COUNT_RETAINED', 'BUSY_TIMEOUT_MS', 'OPERATION_RETRY_SECONDS',
            'OPEN_BUSY_TIMEOUT_MS', 'STORE_URL_ENV', 'SERVER_SCHEMES', 'RecoveryRow', 'READ_NOTE_SECONDS',
-           'OBJECT_TYPES', 'CURRENTNESS', 'LIFECYCLES', 'ORIGINALS_KEYS', 'handle_for', 'StoreError', 'NotFound',
-           'BudgetExceeded', 'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject', 'make_private_dirs',
-           'default_path', 'budget_from_env', 'check_store_dir', 'secure_file', 'prepare_store_path', 'is_busy',
-           'retry_on_busy', 'create_table', 'rfc3339_nano', 'write_transaction', 'schema_version', 'migrate',
-           'apply_page_caps', 'Store', 'resolve_budget', 'open_store', 'is_server_url', 'store_target',
-           'content_hash_for', 'object_id_for', 'TypedObject', 'new_object', 'ratio', 'empty_summary',
-           'normalize_handle']
+           'OBJECT_TYPES', 'CURRENTNESS', 'LIFECYCLES', 'OBJECT_COLUMNS', 'ORIGINALS_KEYS', 'handle_for', 'StoreError',
+           'NotFound', 'BudgetExceeded', 'UnsafePath', 'ReadOnly', 'ObjectCollision', 'InvalidObject',
+           'make_private_dirs', 'default_path', 'budget_from_env', 'check_store_dir', 'secure_file',
+           'prepare_store_path', 'is_busy', 'retry_on_busy', 'create_table', 'rfc3339_nano', 'write_transaction',
+           'schema_version', 'migrate', 'apply_page_caps', 'Store', 'resolve_budget', 'open_store', 'is_server_url',
+           'store_target', 'content_hash_for', 'object_id_for', 'TypedObject', 'object_row', 'object_from_row',
+           'new_object', 'ratio', 'empty_summary', 'normalize_handle']
 
 # %% ../nbs/02_ccr.ipynb #7b9fbcb8
 import errno, hashlib, json, logging, os, re, sqlite3, stat, threading, time
@@ -693,6 +693,27 @@ class TypedObject:
         return (self.object_id, self.object_type, self.content_hash, self.source, self.repository_state, self.session_id,
                 self.transform_version, tuple(self.dependencies), self.original_byte_length, self.stored_byte_length, self.data)
 
+# %% ../nbs/02_ccr.ipynb #541c086f
+OBJECT_COLUMNS = ('object_id', 'object_type', 'content_hash', 'source', 'created_at', 'repository_state', 'session_id',
+                  'transform_version', 'currentness', 'lifecycle', 'dependencies_json', 'original_byte_length',
+                  'stored_byte_length', 'data')
+
+# %% ../nbs/02_ccr.ipynb #750a2b5f
+def object_row(obj: TypedObject) -> tuple:
+    "The values of `obj` in `OBJECT_COLUMNS` order; dependencies as compact JSON text (reference §4.2)."
+    deps = json.dumps(list(obj.dependencies), separators=(',', ':'))
+    return (obj.object_id, obj.object_type, obj.content_hash, obj.source, obj.created_at, obj.repository_state, obj.session_id,
+            obj.transform_version, obj.currentness, obj.lifecycle, deps, obj.original_byte_length, obj.stored_byte_length,
+            obj.data)
+
+# %% ../nbs/02_ccr.ipynb #5ddc0d4e
+def object_from_row(r: dict, data: bytes) -> TypedObject:
+    "A `TypedObject` from a row given as {column: value} (`OBJECT_COLUMNS`), with `data` as its bytes; lengths in bytes."
+    deps = tuple(json.loads(r['dependencies_json'] or 'null') or ())
+    return TypedObject(r['object_id'], r['object_type'], r['content_hash'], r['source'], r['created_at'], r['repository_state'],
+                       r['session_id'], r['transform_version'], r['currentness'], r['lifecycle'], deps,
+                       int(r['original_byte_length']), int(r['stored_byte_length']), bytes(data))
+
 # %% ../nbs/02_ccr.ipynb #518d944c
 def _check_choice(what: str, value: str, allowed: tuple):
     if value not in allowed: raise InvalidObject(f'unknown {what} {value!r}; expected one of {", ".join(allowed)}')
@@ -729,15 +750,12 @@ def _object(self: Store, object_id: str) -> TypedObject | None:
 # %% ../nbs/02_ccr.ipynb #98bd141b
 @patch
 def _object_from(self: Store, r: dict) -> TypedObject:
-    data = bytes(r['data'] or b'')
+    data = r['data'] or b''
     if r.get('data_ref'):
         ref = self._conn.execute('SELECT data FROM typed_objects WHERE object_id = ?', (r['data_ref'],)).fetchone()
         if ref is None: raise StoreError(f'typed object {r["object_id"]} refers to missing object {r["data_ref"]}')
-        data = bytes(ref[0])
-    deps = json.loads(r['dependencies_json'] or 'null') or ()
-    return TypedObject(r['object_id'], r['object_type'], r['content_hash'], r['source'], r['created_at'], r['repository_state'],
-                       r['session_id'], r['transform_version'], r['currentness'], r['lifecycle'], tuple(deps),
-                       r['original_byte_length'], r['stored_byte_length'], data)
+        data = ref[0]
+    return object_from_row(r, data)
 
 # %% ../nbs/02_ccr.ipynb #a60e40a5
 @patch
@@ -754,20 +772,15 @@ def get_object(self: Store, object_id: str) -> TypedObject:
 def put_object(self: Store, data: bytes, object_type: str, session_id: str, **fields) -> str:
     "Store a typed object (fields as `new_object`) and return its id; idempotent. Raises `InvalidObject`, `ObjectCollision` when the id names a different object, `BudgetExceeded` before any write (reference §4.2, §4.4)."
     obj = new_object(data, object_type, session_id, **fields)
-    deps = json.dumps(list(obj.dependencies), separators=(',', ':'))
+    row = object_row(obj)
     def write():
         with write_transaction(self._conn):
             old = self._object(obj.object_id)
             if old is not None:
                 if old.immutable() != obj.immutable(): raise ObjectCollision(f'typed object id collision: {obj.object_id}')
                 return
-            self._check_budget(0, len(obj.data) + len(deps))
-            self._conn.execute('''INSERT INTO typed_objects (object_id, object_type, content_hash, source, created_at,
-                 repository_state, session_id, transform_version, currentness, lifecycle, dependencies_json,
-                 original_byte_length, stored_byte_length, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)''',
-                (obj.object_id, obj.object_type, obj.content_hash, obj.source, obj.created_at, obj.repository_state,
-                 obj.session_id, obj.transform_version, obj.currentness, obj.lifecycle, deps,
-                 obj.original_byte_length, obj.stored_byte_length, obj.data))
+            self._check_budget(0, len(obj.data) + len(row[OBJECT_COLUMNS.index('dependencies_json')]))
+            self._conn.execute(f'INSERT INTO typed_objects ({", ".join(OBJECT_COLUMNS)}) VALUES ({", ".join("?" * len(row))})', row)
     self._run('put object', write, write=True)
     return obj.object_id
 

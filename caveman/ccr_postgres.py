@@ -14,8 +14,8 @@ from urllib.parse import urlsplit, urlunsplit, unquote, parse_qsl
 
 from . import ccr
 from .ccr import (BudgetExceeded, InvalidObject, NotFound, ObjectCollision, OBJECT_PREFIX, ReadOnly, RecoveryRow, StoreError,
-                         TypedObject, CURRENTNESS, LIFECYCLES, budget_from_env, empty_summary, handle_for, new_object,
-                         ratio, resolve_budget, rfc3339_nano, MIN_STORAGE_PAGES)
+                         TypedObject, OBJECT_COLUMNS, CURRENTNESS, LIFECYCLES, budget_from_env, empty_summary, handle_for,
+                         new_object, object_from_row, object_row, ratio, resolve_budget, rfc3339_nano, MIN_STORAGE_PAGES)
 
 _log = logging.getLogger('caveman.ccr')
 is_pg_url = ccr.is_server_url   # one rule for what names a database store, kept in ccr
@@ -274,21 +274,13 @@ def put(self: PgStore, original: bytes, content_type: str = '', compressor: str 
     return handle
 
 # %% ../nbs/02b_ccr_postgres.ipynb #f66f54cb
-_OBJECT_COLUMNS = ('object_id', 'object_type', 'content_hash', 'source', 'created_at', 'repository_state', 'session_id',
-                   'transform_version', 'currentness', 'lifecycle', 'dependencies_json', 'original_byte_length',
-                   'stored_byte_length', 'data')
-
 def _obj(r) -> TypedObject:
-    import json
-    d = dict(zip(_OBJECT_COLUMNS, r))
-    return TypedObject(d['object_id'], d['object_type'], d['content_hash'], d['source'], d['created_at'], d['repository_state'],
-                       d['session_id'], d['transform_version'], d['currentness'], d['lifecycle'],
-                       tuple(json.loads(d['dependencies_json'] or 'null') or ()), int(d['original_byte_length']),
-                       int(d['stored_byte_length']), bytes(d['data']))
+    d = dict(zip(OBJECT_COLUMNS, r))
+    return object_from_row(d, d['data'])
 
 # %% ../nbs/02b_ccr_postgres.ipynb #f8fc696a
 def _object(conn, object_id: str):
-    r = conn.cursor(binary=True).execute(f'SELECT {", ".join(_OBJECT_COLUMNS)} FROM typed_objects WHERE object_id = %s', (object_id,)).fetchone()
+    r = conn.cursor(binary=True).execute(f'SELECT {", ".join(OBJECT_COLUMNS)} FROM typed_objects WHERE object_id = %s', (object_id,)).fetchone()
     return None if r is None else _obj(r)
 
 # %% ../nbs/02b_ccr_postgres.ipynb #0a301a2c
@@ -325,26 +317,26 @@ def get_object(self: PgStore, object_id: str) -> TypedObject:
         return obj
     return self._run('get object', read)
 
+# %% ../nbs/02b_ccr_postgres.ipynb #3867b610
+def _insert_object(store: PgStore, conn, obj: TypedObject) -> bool:
+    row = object_row(obj)
+    ins = conn.execute(f'''INSERT INTO typed_objects ({", ".join(OBJECT_COLUMNS)}) VALUES ({", ".join(["%s"] * (len(row) - 1))}, %b)
+                           ON CONFLICT (object_id) DO NOTHING RETURNING 1''', row).fetchone()
+    if ins is not None:
+        size = len(obj.data) + len(row[OBJECT_COLUMNS.index('dependencies_json')])
+        store._reserve(conn, size, size)
+    return ins is not None
+
 # %% ../nbs/02b_ccr_postgres.ipynb #495bf853
 @patch
 def put_object(self: PgStore, data: bytes, object_type: str, session_id: str, **fields) -> str:
     "Store a typed object (fields as `ccr.new_object`) and return its id; idempotent. Raises `InvalidObject`, `ObjectCollision`, `BudgetExceeded` before any write (reference §4.2, §4.4)."
-    import json
     obj = new_object(data, object_type, session_id, **fields)
-    deps = json.dumps(list(obj.dependencies), separators=(',', ':'))
     def write(conn):
         with conn.transaction():
-            ins = conn.execute('''INSERT INTO typed_objects (object_id, object_type, content_hash, source, created_at, repository_state,
-                 session_id, transform_version, currentness, lifecycle, dependencies_json, original_byte_length, stored_byte_length, data)
-                 VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%b) ON CONFLICT (object_id) DO NOTHING RETURNING 1''',
-                (obj.object_id, obj.object_type, obj.content_hash, obj.source, obj.created_at, obj.repository_state, obj.session_id,
-                 obj.transform_version, obj.currentness, obj.lifecycle, deps, obj.original_byte_length, obj.stored_byte_length,
-                 obj.data)).fetchone()
-            if ins is None:
+            if not _insert_object(self, conn, obj):
                 old = _object(conn, obj.object_id)
                 if old is not None and old.immutable() != obj.immutable(): raise ObjectCollision(f'typed object id collision: {obj.object_id}')
-                return
-            self._reserve(conn, len(obj.data) + len(deps), len(obj.data) + len(deps))
     self._run('put object', write, write=True)
     return obj.object_id
 
@@ -362,7 +354,7 @@ def list_session_objects(self: PgStore, session_id: str, limit: int = 100) -> li
     "The typed objects of `session_id`, newest first (then by id, descending), at most `limit` (clamped to 1..10000)."
     limit = 100 if int(limit) <= 0 else min(int(limit), 10_000)
     def read(conn):
-        rows = conn.cursor(binary=True).execute(f'''SELECT {", ".join(_OBJECT_COLUMNS)} FROM typed_objects WHERE session_id = %s
+        rows = conn.cursor(binary=True).execute(f'''SELECT {", ".join(OBJECT_COLUMNS)} FROM typed_objects WHERE session_id = %s
                                                     ORDER BY created_at DESC, object_id DESC LIMIT %s''', (session_id, limit)).fetchall()
         return [_obj(r) for r in rows]
     return self._run('list objects', read)
@@ -458,16 +450,8 @@ def migrate_sqlite(src: 'ccr.Store', dst: PgStore, progress=None) -> dict:
                     obj = src.get_object(k)
                     if obj.content_hash != 'sha256:' + hashlib.sha256(obj.data).hexdigest():
                         raise StoreError(f'migrate: typed object {k} does not hold the bytes its content hash names; nothing more copied')
-                    deps = json.dumps(list(obj.dependencies), separators=(',', ':'))
                     def write(conn):
-                        with conn.transaction():
-                            if conn.execute('''INSERT INTO typed_objects (object_id, object_type, content_hash, source, created_at, repository_state,
-                                 session_id, transform_version, currentness, lifecycle, dependencies_json, original_byte_length, stored_byte_length, data)
-                                 VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%b) ON CONFLICT (object_id) DO NOTHING RETURNING 1''',
-                                 (obj.object_id, obj.object_type, obj.content_hash, obj.source, obj.created_at, obj.repository_state,
-                                  obj.session_id, obj.transform_version, obj.currentness, obj.lifecycle, deps, obj.original_byte_length,
-                                  obj.stored_byte_length, obj.data)).fetchone():
-                                dst._reserve(conn, len(obj.data) + len(deps), len(obj.data) + len(deps))
+                        with conn.transaction(): _insert_object(dst, conn, obj)
                 dst._run('migrate', write, write=True)
                 counts['copied'] += 1
             bad = dst._run('verify', lambda c: _verify(c, table, key, batch))
