@@ -160,7 +160,10 @@ def _run(argv: list[str], data: bytes) -> tuple[int, bytes, bytes]:
     if argv[:1] == ['compress']:
         from caveman.cli import run
         return run(argv, io.BytesIO(data))
-    if argv == ['--status']: return 0, json.dumps({'pid': os.getpid(), 'calls': _SERVED[0]}).encode(), b''
+    if argv == ['--status']:
+        import resource
+        u = resource.getrusage(resource.RUSAGE_SELF)
+        return 0, json.dumps({'pid': os.getpid(), 'calls': _SERVED[0], 'cpu': u.ru_utime + u.ru_stime}).encode(), b''
     raise Unavailable(f'not a command the server runs: {argv[:1]}')
 
 # %% ../nbs/64b_hook_server.ipynb #39554386
@@ -254,6 +257,6 @@ def forward(argv: list[str], data: bytes) -> tuple[int, bytes, bytes] | None:
 
 # %% ../nbs/64b_hook_server.ipynb #513865c8
 def status(env=None) -> dict | None:
-    "`{'pid': int, 'calls': int}` of the server of this configuration (environment `env`, default `os.environ`), or None when none answers."
+    "`{'pid': int, 'calls': int, 'cpu': seconds}` of the server of this configuration (environment `env`, default `os.environ`), or None when none answers."
     try: return json.loads(call(['--status'], b'', env)[1])
     except (Unavailable, ValueError): return None
