@@ -249,6 +249,7 @@ def stop_encoder(timeout: float | None = None) -> None:
     "Cancel the encoder builds that have not started, and wait up to `timeout` seconds for one that has."
     for t in list(_ENCODER_TIMERS): t.cancel(); t.join(timeout)
 
+# %% ../../nbs/56_mcp_server.ipynb #666dcc2e
 def build_engine(encoder: bool = True) -> 'Engine':
     "The session's `Engine` on the server's store, its counter deferred, with tiktoken's whole encoder built in a thread of its own when `encoder`; imports the engine, so the server calls it only when a tool needs it (or to warm up)."
     from caveman import tokens
