@@ -11,7 +11,7 @@ process (`python bench_scale.py --one PATH REPS`), so peak RSS is that process's
 for its peak RSS. Repetitions: 5 pairs at 100 KB, 3 at 1 MB, 1 at 16 MB and in the pathological set
 (to keep the section to a few minutes). `BENCH_SCALE_SIZES=100000,1000000` limits the sizes;
 `BENCH_SCALE_TYPES=log,code_js` the types; `BENCH_SCALE_PATHOLOGICAL=0` and `BENCH_SCALE_FLOORS=0` leave out the
-pathological set and the floors (the parse a compressor cannot skip — libyaml's events, tree-sitter — against the count). A run that exceeds the per-process timeout is reported as such.
+pathological set and the floors (what the engine pays around a compressor — its own counts of the payload and the view, detection — and the parse a compressor cannot skip — libyaml's events, tree-sitter — against the count). A run that exceeds the per-process timeout is reported as such.
 """
 import json, math, os, re, resource, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -146,7 +146,7 @@ def _fmt(m: dict) -> list[str]:
             f'{e["peak"] / n:.1f} ({(e["peak"] - e["rss0"]) / n:.1f})', cpk, f'{red:.1%}']
 
 def floors(size: int = 1_000_000) -> list[str]:
-    "The parse each compressor cannot skip, against tiktoken's count of the same text (CPU, best of 3, this process): the floor under the engine / count ratio."
+    "What the engine pays around a compressor (its two counts, detection) and the parse each compressor cannot skip, against tiktoken's count of the same text (CPU, best of 3, this process): the floor under the engine / count ratio."
     from caveman.tokens import default_counter
     from caveman.compressors.code import parser_for
     from caveman.compressors.config import yaml_events, yaml_layout
@@ -156,7 +156,19 @@ def floors(size: int = 1_000_000) -> list[str]:
         for _ in range(3):
             t = time.process_time(); f(); best = min(best, time.process_time() - t)
         return best
+    from caveman.detect import detect, _LAST_KIND
+    from caveman.engine import Engine
+    def compressed(d):                                        # the engine's output for `d`, outside the timing
+        from caveman import ccr
+        return Engine(ccr.open_store(':memory:'), counter=counter).compress(d).output.decode('utf-8', 'replace')
     out = []
+    for kind in ('yaml', 'prose'):                            # what every engine call pays before and after its compressor
+        data = build(kind, size); text = data.decode(); view = compressed(data)
+        c = cpu(lambda: counter.count(text))
+        both = cpu(lambda: (counter.count(text), counter.count(view)))
+        found = cpu(lambda: (_LAST_KIND.clear(), detect(data)))
+        out.append(f'| {kind} | the engine\'s own counts (input + view) | {both:.3f} / {c:.3f} | {both / c:.2f}x |')
+        out.append(f'| {kind} | detection (every rule up to the match) | {found:.3f} / {c:.3f} | {found / c:.2f}x |')
     for kind, what, parse in (('yaml', 'libyaml events', lambda d, t: sum(1 for _ in yaml_events(t))),
                               ('yaml', 'libyaml events + yaml_layout walk', lambda d, t: yaml_layout(t, t.split('\n'))),
                               ('code_py', 'tree-sitter parse (python)', lambda d, t: parser_for('python').parse(d)),
@@ -195,7 +207,7 @@ def run() -> str:
                 print(md[-1], file=sys.stderr, flush=True)
     md += ['', 'Growth exponents (engine time, smallest to largest size): ' + (', '.join(growth) or 'n/a') + '.']
     if os.environ.get('BENCH_SCALE_FLOORS', '1') == '1':
-        md += ['', 'Floors at 1 MB: the parse a compressor cannot skip, against the count of the same text (CPU, best of 3).', '',
+        md += ['', 'Floors at 1 MB: what every engine call pays around its compressor (its own counts of the payload and the view, detection), and the parse a compressor cannot skip, against the count of the same text (CPU, best of 3).', '',
                '| payload | parse | parse / count (s) | ratio |', '|---|---|---:|---:|', *floors()]
     return '\n'.join(md)
 

@@ -15,6 +15,8 @@ CPU the `caveman-shrink` command spends on 100 tools, start-up included. The flo
 least — parse the catalog once, write it compact, count the tokens in and out — without compressing anything. Tokens are counted on compact JSON on
 both sides (SPEC §14.6), so whitespace minification is never part of a reduction."""
 import json, os, resource, statistics, subprocess, sys, tempfile, time
+
+import regex
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -102,6 +104,9 @@ RULES = {   # rule -> the patch that switches it off
     'example literals whose keys the schema names': dict(strip_schema_examples=lambda text, names: text),
     'property prose that restates its schema (optional, default, enum)': dict(drop_schema_restatements=lambda text, schema, optional=None: text),
     'property descriptions that only restate the property, tool and type names': dict(restates_name=lambda text, name, tool='', type_=None: False),
+    '... of which: a plural of a name word counts as that word': dict(singular=lambda word: word),
+    'shape examples joined by "or" / "and" / "," to a removed one': dict(_ALTERNATIVE=regex.compile(r'(?!)')),
+    'keywords that constrain nothing (required [], minItems 0, propertyNames any string, ...)': dict(is_vacuous=lambda key, value: False),
 }
 
 

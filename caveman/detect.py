@@ -5,10 +5,11 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
-           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'RULES',
+           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES',
+           'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES',
            'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table',
            'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable',
-           'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind', 'detect']
+           'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind', 'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -830,12 +831,12 @@ def _search_dominated(body: bytes, lines: int) -> bool:
 _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|failed|error|errors|skipped|xfailed|xpassed|warnings?|deselected)'
                        rb'(?:, )?)+ in [\d.]+s(?: \([\d:]+\))? =+|Ran \d+ tests? in [\d.]+s)\r?(?=\n)')
 
-def _is_log(body: bytes) -> bool:
+def _is_log(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 4: return False
-    if _search_dominated(body, lines): return False
+    if relax == 1 and _search_dominated(body, lines): return False      # relaxed (a sample's test): no veto
     if b'=' in body and _TEST_RUN.search(b'\n' + body + b'\n'): return True
-    need = max(3, (lines + 1) // 2)
+    need = max(3, -(-lines // (2 * relax)))                              # half the lines; a `relax`-th of that
     framed, low, starts = b'\n' + body, body.lower(), set()
     cut = body.find(b'\n', len(body) * 3 // 5) + 1 or len(body)       # the first ~60%, ending at a line end
     _log_signals(body, framed, low, 0, cut, starts, need)
@@ -849,18 +850,19 @@ _CONTEXT_CANDIDATE = re.compile(rb'\n(?=[./~A-Za-z0-9_-][^:\n]{0,239}?-\d+-)')
 _CONTEXT_NUMBER = re.compile(rb'-\d+-')
 _GROUP_SEPARATOR = re.compile(rb'\n--\r?(?=\n)')
 
-def _is_search_result(body: bytes) -> bool:
+def _is_search_result(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 6: return False
     framed = b'\n' + body + b'\n'
     hits = _SEARCH_LINE.findall(framed)
-    if len(hits) < 4: return 3 * _heading_hits(body) >= 2 * lines
-    if len(hits) * 3 >= lines: return True
+    if relax > 1 and 3 * relax * _heading_hits(body) >= 2 * lines: return True   # relaxed: either share, at a `relax`-th
+    elif len(hits) < 4: return 3 * _heading_hits(body) >= 2 * lines
+    if len(hits) * 3 * relax >= lines: return True
     paths, context = set(hits), len(_GROUP_SEPARATOR.findall(framed))
     for m in _CONTEXT_CANDIDATE.finditer(framed):
         head = framed[m.end():m.end() + 260]
         if any(head[:n.start()] in paths for n in _CONTEXT_NUMBER.finditer(head)): context += 1
-    return (len(hits) + context) * 3 >= lines
+    return (len(hits) + context) * 3 * relax >= lines
 
 # %% ../nbs/03_detect.ipynb #2c35db82
 MEMO_MIN_BYTES = 64 * 1024
@@ -926,9 +928,38 @@ def _is_code(body: bytes) -> bool:
     if not (any(k in t for k in _STRUCTURE) or (b'def ' in t and b':' in t) or _STRUCTURE_LINE.search(b'\n' + t)): return False
     return _count_at_least(_KEYWORDS, t, 3) and not _looks_like_markdown(t) and _mostly_statements(t)
 
+# %% ../nbs/03_detect.ipynb #352b6ef9
+SAMPLE_MIN_BYTES, SAMPLE_EDGE_BYTES, SAMPLE_PROBES, SAMPLE_PROBE_BYTES, SAMPLE_RELAX = 512 * 1024, 64 * 1024, 16, 8 * 1024, 2
+
+def bounded_sample(body: bytes) -> bytes:
+    "Whole lines of `body` (bytes): its first and last `SAMPLE_EDGE_BYTES` and `SAMPLE_PROBES` runs of `SAMPLE_PROBE_BYTES` evenly spaced between, each widened to line ends and joined by `\\n` (no line is cut); `body` itself when the pieces would cover most of it."
+    n, edge, probe, k = len(body), SAMPLE_EDGE_BYTES, SAMPLE_PROBE_BYTES, SAMPLE_PROBES
+    if 2 * edge + k * probe >= n // 2: return body
+    starts = [0] + [edge + (n - 2 * edge) * (i + 1) // (k + 1) for i in range(k)] + [n - edge]
+    pieces, done = [], 0
+    for a, size in zip(starts, [edge] + [probe] * k + [edge]):
+        a = 0 if a == 0 else body.find(b'\n', a - 1) + 1 or n          # from the start of a line
+        a = max(a, done)
+        b = body.find(b'\n', min(n, a + size)) if a + size < n else n    # to the end of a line
+        b = n if b < 0 else b
+        if a < b: pieces.append(body[a:b])
+        done = b + 1
+    return b'\n'.join(pieces)
+
+# %% ../nbs/03_detect.ipynb #02627db4
+def _sampled_log(body: bytes) -> bool:
+    if len(body) >= SAMPLE_MIN_BYTES and not (b'=' in body and _TEST_RUN.search(b'\n' + body + b'\n')):
+        if not _is_log(bounded_sample(body), relax=SAMPLE_RELAX): return False
+    return _is_log(body)
+
+# %% ../nbs/03_detect.ipynb #8ef356e7
+def _sampled_search(body: bytes) -> bool:
+    if len(body) >= SAMPLE_MIN_BYTES and not _is_search_result(bounded_sample(body), relax=SAMPLE_RELAX): return False
+    return _is_search_result(body)
+
 # %% ../nbs/03_detect.ipynb #713cd6df
 RULES = (('binary', _is_binary), ('json', _is_json), ('terminal', _is_terminal), ('diff', _is_diff), ('html', _is_html),
-         ('tabular', _is_tabular), ('log', _is_log), ('search-result', _is_search_result),
+         ('tabular', _is_tabular), ('log', _sampled_log), ('search-result', _sampled_search),
          ('config', _is_config), ('table', _is_table), ('listing', _is_listing), ('code', _is_code))
 
 def detect(body: bytes) -> str:

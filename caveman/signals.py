@@ -63,9 +63,22 @@ def line_signal(line: str, profile: str = OUTPUT) -> str | None:
     for cls, lits, rx in _BY_PROFILE[profile]:
         for l in lits:                        # a plain loop: `any(...)` built a generator per class per line
             if l in low:
-                if rx.search(line): return cls
+                if (cls != 'summary' or _may_summarize(line)) and rx.search(line): return cls
                 break
     return None
+
+# %% ../nbs/05_signals.ipynb #b2397e8c
+_SUMMARY_WORDS = ('changed', 'insertion', 'deletion', 'newly installed', 'package', 'vulnerabilit', 'passed', 'failed',
+                  'error', 'skipped', 'deselected', 'warning', 'Ran ')
+_DIGIT_SPACE = re.compile(r'[0-9] ')
+
+def _may_summarize(line: str) -> bool:
+    "False only when the `summary` pattern cannot match `line` (see above)."
+    if 'Successfully' in line: return True
+    if _DIGIT_SPACE.search(line) is None: return False
+    for w in _SUMMARY_WORDS:
+        if w in line: return True
+    return False
 
 # %% ../nbs/05_signals.ipynb #a08fdf0b
 from bisect import bisect_right
@@ -179,9 +192,12 @@ def member_signal(key: str, value) -> bool:
     return False
 
 # %% ../nbs/05_signals.ipynb #4dc18eb7
+_LITERAL_RX = re.compile('|'.join(map(re.escape, _LITERALS)))
+
 def _has_literal(text: str) -> bool:
     "Does `text` contain (case-insensitively) a literal of any line class?"
     low = text.lower()
+    if len(low) < 128: return _LITERAL_RX.search(low) is not None
     return any(l in low for l in _LITERALS)
 
 # %% ../nbs/05_signals.ipynb #255b6ac3
@@ -198,6 +214,9 @@ def json_signal(value) -> str | None:
                 if type(x) in (dict, list, str): stack.append(x)
         elif t is list: stack.extend(reversed(v))
         elif t is str and v[:1] != '\ufdd0' and _has_literal(v):
+            if '\n' not in v and v.isascii():          # one ASCII line: `_line_flags` would only pass it to `line_signal`
+                if line_signal(v, PROSE): return v
+                continue
             lines = v.split('\n')
             for l, f in zip(lines, _line_flags(lines, PROSE)):
                 if f: return l

@@ -284,8 +284,13 @@ def period_tokens(ch: str) -> int:
     return len(enc.encode_ordinary(ch * (RUN_KEEP + RUN_PERIOD))) - len(enc.encode_ordinary(ch * RUN_KEEP))
 
 # %% ../nbs/01_tokens.ipynb #70f5611a
+_FOLD_NEEDLES = tuple(c * _FOLDABLE for c in _WHITE_SPACE)
+
 def fold_runs(text: str) -> tuple[str, int]:
     "`(folded, tokens)`: `text` with every run of one whitespace character cut by whole `RUN_PERIOD`s to under `RUN_KEEP + RUN_PERIOD` characters, and the o200k tokens the cut periods held. Linear; `text` itself when it has no such run."
+    for needle in _FOLD_NEEDLES:
+        if needle in text: break
+    else: return text, 0                                     # no run to fold (see above)
     parts, cut, pos = [], 0, 0
     for r in _SPACE_RUN.finditer(text):
         region = r.group()
@@ -310,11 +315,11 @@ def encoded_length(enc, text: str) -> int:
 
 # %% ../nbs/01_tokens.ipynb #adeddc90
 CHUNK_CHARS = 1 << 20
-_CUT = re.compile(r'\n(?=[A-Za-z0-9])')
-_CUT_BYTES = re.compile(rb'\n(?=[A-Za-z0-9])')
+_CUT = re.compile(r'\n(?=[A-Za-z0-9]|[ \t]+[!-~])')
+_CUT_BYTES = re.compile(rb'\n(?=[A-Za-z0-9]|[ \t]+[!-~])')
 
 def safe_slices(text: str | bytes, size: int = CHUNK_CHARS):
-    "Slices of `text` (str, or UTF-8 bytes: then `size` is in bytes) of at least `size` characters (the last may be shorter), each ending right after a line feed that an ASCII letter or digit follows, so o200k counts of the slices add up to the count of `text`. Linear."
+    "Slices of `text` (str, or UTF-8 bytes: then `size` is in bytes) of at least `size` characters (the last may be shorter), each ending right after a line feed that an ASCII letter or digit, or spaces and tabs then a printable ASCII character, follow (see above), so o200k counts of the slices add up to the count of `text`. Linear."
     pos, n, cut = 0, len(text), _CUT_BYTES if isinstance(text, bytes) else _CUT
     while pos < n:
         m = cut.search(text, pos + size) if n - pos > size else None

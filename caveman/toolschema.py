@@ -4,14 +4,14 @@
 
 # %% auto #0
 __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'WHOLE_DESCRIPTION_BYTES', 'DROP_KEYWORDS',
-           'VERBATIM_KEYWORDS', 'NAME_MAPS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'COMPRESSOR', 'ANNOTATION_KEYWORDS',
-           'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt', 'JSONFloat', 'loads_typed',
-           'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word', 'is_marketing', 'example_spans',
-           'is_fact', 'is_filler', 'split_sentences', 'cap_lead', 'tidy_lines', 'restates_schema',
-           'strip_schema_examples', 'drop_schema_restatements', 'restates_name', 'reduce_description',
-           'same_under_default_dialect', 'property_names', 'refs_and_names', 'property_description', 'tool_description',
-           'compress_schema', 'compress_envelope', 'compress_document', 'remember_parsed', 'parsed',
-           'compress_toolschema', 'strip_annotations']
+           'VERBATIM_KEYWORDS', 'NAME_MAPS', 'VACUOUS_KEYWORDS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'COMPRESSOR',
+           'ANNOTATION_KEYWORDS', 'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt',
+           'JSONFloat', 'loads_typed', 'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word',
+           'is_marketing', 'example_spans', 'is_fact', 'is_filler', 'split_sentences', 'cap_lead', 'tidy_lines',
+           'restates_schema', 'strip_schema_examples', 'drop_schema_restatements', 'singular', 'restates_name',
+           'reduce_description', 'same_under_default_dialect', 'property_names', 'refs_and_names',
+           'property_description', 'tool_description', 'is_vacuous', 'compress_schema', 'compress_envelope',
+           'compress_document', 'remember_parsed', 'parsed', 'compress_toolschema', 'strip_annotations']
 
 # %% ../nbs/25_toolschema.ipynb #c97d905a
 import json, re
@@ -244,6 +244,19 @@ _QUOTED = regex.compile(r"""(?<![\p{L}\p{N}])'[^'\n]{1,60}'(?![\p{L}\p{N}])|"[^"
 _EXAMPLE_LEAD = regex.compile(r'(?:such\s+as|e\.\s?g\.|for\s+example|for\s+instance|example|like|例如|比如|如|例えば|例|예를\s+들어|예)\s*[:：,，]?\s*(?=[\[{])', regex.I)
 _CLOSE = {'[': ']', '{': '}'}
 
+def _literal_end(text: str, i: int) -> int:
+    "The end (exclusive) of the bracketed or braced literal opening at `text[i]`, brackets matched; an unclosed one runs to the end."
+    stack, j = [], i
+    while j < len(text):
+        c = text[j]
+        if c in _CLOSE: stack.append(_CLOSE[c])
+        elif stack and c == stack[-1]:
+            stack.pop()
+            if not stack: break
+        j += 1
+    return min(j + 1, len(text))
+
+# %% ../nbs/25_toolschema.ipynb #13b25c31
 def _examples(text: str) -> list[tuple[int, int, int]]:
     "`(lead_start, start, end)` of each example literal: where its *such as* / *e.g.* / 例如 begins, and the literal's span."
     found = []
@@ -251,15 +264,7 @@ def _examples(text: str) -> list[tuple[int, int, int]]:
     for m in _EXAMPLE_LEAD.finditer(text):
         i = m.end()
         if found and i < found[-1][2]: continue
-        stack, j = [], i
-        while j < len(text):
-            c = text[j]
-            if c in _CLOSE: stack.append(_CLOSE[c])
-            elif stack and c == stack[-1]:
-                stack.pop()
-                if not stack: break
-            j += 1
-        found.append((m.start(), i, min(j + 1, len(text))))
+        found.append((m.start(), i, _literal_end(text, i)))
     return found
 
 # %% ../nbs/25_toolschema.ipynb #8a3ebafd
@@ -437,13 +442,16 @@ def restates_schema(item: str, params: dict) -> bool:
 
 # %% ../nbs/25_toolschema.ipynb #d01b168d
 _EXAMPLE_KEY = regex.compile(r'["\']?([A-Za-z_]\w*)["\']?\s*:(?!//)')
+_ALTERNATIVE = regex.compile(r'\s*(?:,\s*)?(?:or|and|或者?|和|または|또는)\s*(?=[\[{])|\s*[,，、]\s*(?=[\[{])', regex.I)
 
 def strip_schema_examples(text: str, names) -> str:
-    "`text` without the example literals (and their *such as* lead-in) whose keys are all parameter `names` of the tool."
+    "`text` without the example literals (and their *such as* lead-in) whose keys are all parameter `names` of the tool, with the alternatives joined to a removed one (`… or [{…}]`)."
+    def _shape_only(literal: str) -> bool: return bool(keys := _EXAMPLE_KEY.findall(literal)) and all(k in names for k in keys)
     for lead, a, b in reversed(_examples(text)):
-        keys = _EXAMPLE_KEY.findall(text[a:b])
-        if keys and all(k in names for k in keys):
-            text = text[:lead].rstrip(' ,，:：') + text[b:]
+        if not _shape_only(text[a:b]): continue
+        while (m := _ALTERNATIVE.match(text, b)) and _shape_only(text[m.end():(end := _literal_end(text, m.end()))]): b = end
+        if _ALTERNATIVE.match(text, b): continue     # an alternative the schema does not state: the whole example stays
+        text = text[:lead].rstrip(' ,，:：') + text[b:]
     return text
 
 # %% ../nbs/25_toolschema.ipynb #ebbc184f
@@ -509,6 +517,15 @@ def drop_schema_restatements(text: str, schema: dict, optional: bool | None = No
         else: return text
 
 # %% ../nbs/25_toolschema.ipynb #10abe378
+def singular(word: str) -> str:
+    "The singular of an English plural `word` (lower-case a–z, 5+ letters): *-ies* → *-y*, *-sses/-xes/-zes/-ches/-shes* → drop *es*, else a final *s* (not *ss*, *us*, *is*) dropped; any other word unchanged."
+    if len(word) < 5 or not word.isascii() or not word.isalpha(): return word
+    if word.endswith('ies'): return word[:-3] + 'y'
+    if word.endswith(('sses', 'xes', 'zes', 'ches', 'shes')): return word[:-2]
+    if word.endswith('s') and not word.endswith(('ss', 'us', 'is')): return word[:-1]
+    return word
+
+# %% ../nbs/25_toolschema.ipynb #76449b0d
 _TYPE_WORDS = {'boolean': 'boolean whether', 'integer': 'integer number', 'number': 'number', 'array': 'array list',
                'string': 'string', 'object': 'object', 'null': 'null'}
 _SETTER_WORDS = frozenset('set sets specify specifies'.split())
@@ -521,7 +538,9 @@ def restates_name(text: str, name: str, tool: str = '', type_=None) -> bool:
     if left:
         types = [type_] if isinstance(type_, str) else type_ if isinstance(type_, list) else []
         left -= _content_words(' '.join(_TYPE_WORDS.get(t, t) for t in types if isinstance(t, str)))
-    return not left or left <= _content_words(tool)
+    if not left or left <= _content_words(tool): return True
+    known = {singular(w) for w in _content_words(name) | _content_words(tool)}
+    return {singular(w) for w in left} <= known
 
 # %% ../nbs/25_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
@@ -734,26 +753,41 @@ def _without_name_restatement(prop, name: str, tool: str, targets, path: tuple):
     return prop
 
 # %% ../nbs/25_toolschema.ipynb #11afe354
-def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=..., _tool: str = ''):
-    "A parsed JSON Schema with annotation keywords dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced, property descriptions stripped of what the schema states and dropped where they only restate the name (`_tool`: the tool's name); `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
+VACUOUS_KEYWORDS = frozenset({'required', 'minItems', 'minLength', 'minProperties', 'uniqueItems', 'dependentRequired', 'propertyNames'})
+
+def is_vacuous(key: str, value) -> bool:
+    "Whether validation keyword `key` with (annotation-free) `value` accepts every instance and yields no annotation, so dropping it changes no verdict (JSON Schema validation §6)."
+    if key == 'required': return isinstance(value, list) and not value
+    if key in ('minItems', 'minLength', 'minProperties'): return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
+    if key == 'uniqueItems': return value is False
+    if key == 'dependentRequired': return isinstance(value, dict) and not value
+    if key == 'propertyNames': return value is True or value == {} or value == {'type': 'string'}
+    return False
+
+# %% ../nbs/25_toolschema.ipynb #927deca5
+def compress_schema(schema, _targets=None, _path: tuple = (), _names: frozenset = frozenset(), _optional=..., _tool: str = '', _dialect_known: bool = True):
+    "A parsed JSON Schema with annotation keywords and keywords that constrain nothing (`is_vacuous`, in a known dialect) dropped outside user-name maps (`$schema` only where the dialect makes no difference), descriptions reduced, property descriptions stripped of what the schema states and dropped where they only restate the name (`_tool`: the tool's name); `enum`/`required`/`default`/`const` verbatim (reference §8.3)."
     if _targets is None: _targets, _names = refs_and_names(schema)
-    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names, _tool=_tool) for i, v in enumerate(schema)]
+    if isinstance(schema, list): return [compress_schema(v, _targets, _path + (str(i),), _names, _tool=_tool, _dialect_known=_dialect_known) for i, v in enumerate(schema)]
     if not isinstance(schema, dict): return schema
+    if '$schema' in schema: _dialect_known = _dialect(schema['$schema']) is not None    # a dialect of its own: are its keywords ours?
     out = {}
     for key, value in schema.items():
         here = _path + (key,)
         if key == '$schema' and not same_under_default_dialect(schema): out[key] = value; continue
         if key in DROP_KEYWORDS and not _ref_needs(_path, key, _targets): continue
+        if (key in VACUOUS_KEYWORDS and _dialect_known and is_vacuous(key, compress_schema(value, _targets, here, _names, _tool=_tool, _dialect_known=_dialect_known) if key == 'propertyNames' else value)
+                and not _ref_needs(_path, key, _targets)): continue
         if key == 'description' and isinstance(value, str):
             out[key] = reduce_description(value, names=_names) if _optional is ... else property_description(value, schema, _optional, _names)
         elif key in VERBATIM_KEYWORDS: out[key] = value
         elif key == 'properties' and isinstance(value, dict):
             flags = _optional_flags(schema)
-            out[key] = {name: _without_name_restatement(compress_schema(sub, _targets, here + (name,), _names, flags[name], _tool), name, _tool, _targets, here)
+            out[key] = {name: _without_name_restatement(compress_schema(sub, _targets, here + (name,), _names, flags[name], _tool, _dialect_known), name, _tool, _targets, here)
                         for name, sub in value.items()}
         elif key in NAME_MAPS and isinstance(value, dict):
-            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, _tool=_tool) for name, sub in value.items()}
-        else: out[key] = compress_schema(value, _targets, here, _names, _tool=_tool)
+            out[key] = {name: compress_schema(sub, _targets, here + (name,), _names, _tool=_tool, _dialect_known=_dialect_known) for name, sub in value.items()}
+        else: out[key] = compress_schema(value, _targets, here, _names, _tool=_tool, _dialect_known=_dialect_known)
     return out
 
 # %% ../nbs/25_toolschema.ipynb #07f846ed

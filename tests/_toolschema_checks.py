@@ -119,15 +119,21 @@ def _property_names_below(schema) -> set[str]:
 
 
 def _without_shape_examples(text: str, names: set[str]) -> str:
-    "`text` without each `such as [...]` / `e.g. {...}` literal whose keys are all in `names` (the shape the schema states)."
-    for m in reversed(list(regex.finditer(r'(?:such\s+as|e\.g\.|for\s+example)\s*[:,]?\s*(?=[\[{])', text, regex.I))):
-        depth, j = 0, m.end()
+    "`text` without each `such as [...]` / `e.g. {...}` literal, and the literals joined to it by *or* / *and* / a comma, whose keys are all in `names` (the shape the schema states)."
+    def literal(i):   # (end, keys) of the bracketed literal at text[i]
+        depth, j = 0, i
         while j < len(text):
             depth += (text[j] in '[{') - (text[j] in ']}')
             j += 1
             if depth == 0: break
-        keys = regex.findall(r'["\']?([A-Za-z_]\w*)["\']?\s*:', text[m.end():j])
-        if keys and set(keys) <= names: text = text[:m.start()] + text[j:]
+        return j, regex.findall(r'["\']?([A-Za-z_]\w*)["\']?\s*:', text[i:j])
+    for m in reversed(list(regex.finditer(r'(?:such\s+as|e\.g\.|for\s+example)\s*[:,]?\s*(?=[\[{])', text, regex.I))):
+        j, keys = literal(m.end())
+        shapes = bool(keys) and set(keys) <= names
+        while shapes and (alt := regex.match(r'\s*,?\s*(?:(?:or|and)\s*)?(?=[\[{])', text[j:], regex.I)):
+            j, keys = literal(j + alt.end())
+            shapes = bool(keys) and set(keys) <= names
+        if shapes: text = text[:m.start()] + text[j:]
     return text
 
 
@@ -142,16 +148,45 @@ def only_restates_name(description, name: str, tool: str, schema: dict, required
     if isinstance(schema.get('enum'), list): known |= {'can', 'be', 'one', 'either', 'possible', 'allowed', 'valid', 'values', 'value'} | _words(json.dumps(schema['enum']))
     for t in types:
         if isinstance(t, str): known |= {t, *_TYPE_SYNONYMS.get(t, [])}
-    return _words(_without_shape_examples(description, _property_names_below(schema))) <= known
+    def inflects(w: str) -> bool:   # an English plural of a known word, or the singular of one (entity / entities)
+        forms = {w + 's', w + 'es', w[:-1] + 'ies' if w.endswith('y') else w,
+                 w[:-1] if w.endswith('s') else w, w[:-2] if w.endswith('es') else w, w[:-3] + 'y' if w.endswith('ies') else w}
+        return bool(forms & known)
+    return all(w in known or inflects(w) for w in _words(_without_shape_examples(description, _property_names_below(schema))))
+
+
+def constrains_nothing(key: str, value) -> bool:
+    """Whether a keyword, as the original spelled it, accepts every instance and yields no annotation, so it may go (the
+    judge's own reading of JSON Schema validation §6): an empty `required` or `dependentRequired`, a zero `minItems` /
+    `minLength` / `minProperties`, `uniqueItems: false`, and a `propertyNames` that every string passes (member names are
+    strings) and that says nothing else (no description)."""
+    if key in ('required',): return value == [] and isinstance(value, list)
+    if key == 'dependentRequired': return value == {} and isinstance(value, dict)
+    if key in ('minItems', 'minLength', 'minProperties'): return type(value) in (int, float) and value == 0
+    if key == 'uniqueItems': return value is False
+    if key == 'propertyNames':
+        if value is True: return True
+        return isinstance(value, dict) and set(value) - ANNOTATIONS <= {'type'} and value.get('type', 'string') == 'string'
+    return False
+
+
+def _inside_dropped_keyword(s0, s1, path) -> bool:
+    "Whether `path` lies inside a keyword of `s0` that constrained nothing and is gone from `s1`."
+    for i, key in enumerate(path):
+        try: p0, p1 = at(s0, path[:i]), at(s1, path[:i])
+        except KeyError: return False
+        if isinstance(p0, dict) and isinstance(p1, dict) and key in p0 and key not in p1 and constrains_nothing(key, p0[key]): return True
+    return False
 
 
 def check_schema(s0, s1, tool: str = '') -> list[str]:
-    "Keywords unchanged at their paths, only annotations removed (a property's `description` only where it restated the names), key order kept, every `$ref` resolves."
+    "Keywords unchanged at their paths, only annotations and keywords that constrain nothing removed (a property's `description` only where it restated the names), key order kept, every `$ref` resolves."
     bad = []
     for path, obj in schema_objects(s0):
         try: new = at(s1, path)
         except KeyError:
-            bad.append(f'schema object {path} missing'); continue
+            if not _inside_dropped_keyword(s0, s1, path): bad.append(f'schema object {path} missing')
+            continue
         if not isinstance(new, dict): bad.append(f'{path} is no longer an object'); continue
         removed = set(obj) - set(new)
         if 'description' in removed and len(path) >= 2 and path[-2] == 'properties':
@@ -160,10 +195,12 @@ def check_schema(s0, s1, tool: str = '') -> list[str]:
             conditional = isinstance(parent, dict) and bool({'anyOf', 'oneOf', 'allOf', 'not', 'if', 'dependentRequired', 'dependencies'} & set(parent))
             if only_restates_name(obj['description'], path[-1], tool, obj, True if path[-1] in req else None if conditional else False):
                 removed.discard('description')
+        removed -= {k for k in removed if constrains_nothing(k, obj[k])}
         if removed - ANNOTATIONS: bad.append(f'{path}: non-annotation keys removed {sorted(removed - ANNOTATIONS)}')
         if set(new) - set(obj): bad.append(f'{path}: keys added {sorted(set(new) - set(obj))}')
         if [k for k in obj if k in new] != list(new): bad.append(f'{path}: key order changed')
         for k in CHECKED & set(obj):
+            if k not in new and constrains_nothing(k, obj[k]): continue
             if new.get(k, object()) != obj[k]: bad.append(f'{path + (k,)} changed')
         if isinstance(obj.get('$ref'), str) and obj['$ref'].startswith('#'):
             try: resolve(s0, obj['$ref'])

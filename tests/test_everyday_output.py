@@ -112,6 +112,17 @@ def test_ls_laR_keeps_every_directory_heading():
     assert len(headings) > 5 and all(h in r.output.decode().split('\n') for h in headings)
 
 
+def test_ls_laR_shows_each_directorys_first_and_last_file():
+    "A recursive listing: in every directory block with files, its first and last file rows (by this test's own reading: a row whose mode does not start with `d`) are shown, and every marker's count matches the rows it hides."
+    out = run([need('ls'), '-laR', str(SITE / 'pip' / '_internal')])
+    r = check_table(out, None)
+    shown, blocks = set(r.output.decode().split('\n')), [b.split('\n') for b in out.decode().split('\n\n')]
+    files = [[l for l in b if re.match(r'[-lps][rwxsStT-]{9}', l)] for b in blocks]
+    assert sum(1 for f in files if f) > 5
+    for f in files:
+        if f: assert f[0] in shown and f[-1] in shown, (f[0], f[-1])
+
+
 # ----------------------------------------------------------------------------- path lists
 def test_find_is_a_path_listing_that_keeps_every_directory():
     out = run([need('find'), str(SITE / 'pip')])

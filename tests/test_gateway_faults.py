@@ -182,12 +182,13 @@ def test_an_upstream_without_tools_serves_its_resources_and_prompts(raw):
             await tools_of(s, 'other__')
             res = (await s.list_resources()).resources
             prompts = (await s.list_prompts()).prompts
-            read = await s.read_resource('raw://notes') if res else None
-            return res, prompts, read
-    res, prompts, read = asyncio.run(go())
-    assert [str(r.uri) for r in res] == ['raw://notes']
+            read = await s.read_resource(str(res[0].uri)) if res else None
+            own = await s.read_resource('raw://notes') if res else None       # the upstream's own URI (a resource_link) reads too
+            return res, prompts, read, own
+    res, prompts, read, own = asyncio.run(go())
+    assert [str(r.uri) for r in res] == ['caveman-gw://docs/raw://notes']    # several servers: namespaced like their tools
     assert [p.name for p in prompts] == ['docs__greet']
-    assert read.contents[0].text == 'the notes'
+    assert read.contents[0].text == own.contents[0].text == 'the notes'
 
 
 def test_a_secret_in_an_upstream_url_is_never_logged(raw):

@@ -44,6 +44,32 @@ def test_missing_persisted_file_stands_aside(env, tmp_path):
     assert (r.returncode, r.stdout) == (0, b'') and b'persisted output' in r.stderr and r.stderr.count(b'\n') == 1
 
 
+def test_persisted_output_gets_a_view_the_size_of_the_hosts_preview(env, tmp_path):
+    "An output Claude Code persisted (over 30,000 characters) gets a view of about the host's 2 KB preview plus the handle line: its first and last lines and its failure line shown, every `N lines of this view elided` count exact, the handle returning the whole output."
+    lines = [f'2026-12-01 10:{i // 60 % 60:02d}:{i % 60:02d} INFO worker {i % 7} compiled unit {i} in {i % 97} ms' for i in range(3000)]
+    lines[1700] = '2026-12-01 10:28:20 ERROR worker 6 failed to compile unit 1700: disk quota exceeded'
+    full = '\n'.join(lines) + '\n'
+    f = tmp_path / 'persisted.txt'; f.write_text(full)
+    r = hook(bash_event(full[:30000], persistedOutputPath=str(f), persistedOutputSize=len(full)), env, '--recovery')
+    assert r.returncode == 0 and r.stdout, r.stderr
+    view = json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout']
+    body, handle = view.rstrip('\n').rsplit('\n', 1)
+    assert 'caveman_retrieve(recovery_handle="ccr_' in handle and len(body) <= 2_300, len(body)
+    shown = body.split('\n')
+    for probe in (lines[0], lines[-1], lines[1700]): assert probe in shown, probe
+    got = subprocess.run([str(CAVEMAN), 'retrieve', handle.split('recovery_handle="')[1].split('"')[0]], env=env,
+                         capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert got.stdout.decode() == full
+    inner = subprocess.run([str(CAVEMAN), 'compress'], input=full.encode(), env=env, capture_output=True, timeout=120).stdout.decode()
+    inner_lines = inner.rstrip('\n').split('\n')      # the engine's view of the whole output: what the fitted view cuts
+    k = 0                                              # each shown line is the next one of the engine's view; each gap counts the lines it skips
+    for line in shown:
+        if line.startswith('… ') and ' lines of this view elided (caveman)' in line:
+            k += int(line.split()[1]); continue
+        assert inner_lines[k] == line, (k, line); k += 1
+    assert k <= len(inner_lines)
+
+
 def test_small_output_is_silent_whatever_its_tool_or_shape(env):
     for data in (bash_event('ok\n'), json.dumps({'tool_name': 'Frobnicate', 'tool_response': {'text': 'ok'}}).encode(),
                  json.dumps({'tool_name': 'Bash', 'tool_response': {'stdout': ['ok']}}).encode()):

@@ -41,7 +41,7 @@ def _starts_word(low: str, i: int) -> bool:
     return (_ESCAPE_BEFORE.fullmatch(low, i - 2, i) or _ESCAPE_BEFORE.fullmatch(low, max(0, i - 6), i)) is not None
 
 # %% ../../nbs/11_compressors_json.ipynb #b6c96be7
-FAILURE_BLOCK_CHARS = 1 << 20
+FAILURE_BLOCK_CHARS = 1 << 16
 
 def _failure_block(texts: Sequence[str], a: int, z: int, stems: Sequence[str], hit: list[bool]) -> None:
     "Set `hit[e]` for each text `texts[e]`, `a <= e < z`, holding a failure word in a string value (see `failure_values`)."
@@ -407,9 +407,8 @@ from ..jsonlex import dumps_ordered          # compact, members in source order,
 def _compress(body: bytes, query: str) -> tuple[bytes, bool] | None:
     "(compact JSON, whether anything was elided or cut), or None for input that is not one UTF-8 JSON value."
     try:
-        text = body.decode('utf-8')
-        try: doc, verbatim = loads_lexical(text), False
-        except DuplicateNameError: doc, verbatim = loads_lexical(text, duplicates='verbatim'), True   # such objects stay whole
+        try: doc, verbatim = loads_lexical(body), False      # bytes: the decoded copy lives only while it is parsed (issue 12)
+        except DuplicateNameError: doc, verbatim = loads_lexical(body, duplicates='verbatim'), True   # such objects stay whole
         walk = _Walk(query, present_stems(body))
         walk.verbatim = verbatim
         out = walk.value(doc)

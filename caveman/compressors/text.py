@@ -56,13 +56,14 @@ def sections(text: str) -> list[tuple[int, int]]:
 # %% ../../nbs/14_compressors_text.ipynb #9b89b1b7
 FLAG_WORDS = ('ERROR', 'WARNING', 'IMPORTANT', 'NOTE', 'ACTION', 'FOLLOWUP', 'SECURITY', 'SUMMARY', 'CONCLUSION',
               'DECISION', 'RECOMMENDATION')
-_FLAGGED = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
+_FLAGGED = re.compile(r'(?=[' + ''.join(sorted({w[0] + w[0].lower() for w in FLAG_WORDS})) + r'])\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
 MAX_HEADING_BYTES, MAX_HEADING_WORDS = 96, 8
 
 def is_heading(section: str) -> bool:
     "True for a section starting with `#`, or of <= 96 bytes with 1-8 words and no `.!?` (reference §3.6)."
     s = section.strip()
     if s.startswith('#'): return True
+    if len(s) > MAX_HEADING_BYTES: return False                     # no character is less than a byte: no copy of a long section
     return len(s.encode('utf-8', 'surrogatepass')) <= MAX_HEADING_BYTES and 1 <= len(s.split()) <= MAX_HEADING_WORDS and not any(c in s for c in '.!?')
 
 # %% ../../nbs/14_compressors_text.ipynb #61ff8b4f
@@ -176,11 +177,12 @@ def keep_parents(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     return keep
 
 # %% ../../nbs/14_compressors_text.ipynb #f5086728
-_NORMATIVE = re.compile(r"\b(?:must not|must never|shall not|should not|do not use|deprecated|caution|danger|unsafe|not supported|unsupported|breaking change)\b", re.I)
+_NORMATIVE = re.compile(r"(?=[mMsSdDcCuUnNbB])\b(?:must not|must never|shall not|should not|do not use|deprecated|caution|danger|unsafe|not supported|unsupported|breaking change)\b", re.I)
 _RECORD_HEAD = re.compile(r'commit [0-9a-f]{7,64}\b')
 
 def table_head(section: str) -> bool:
     "True for a section that is exactly a Markdown table's header row and separator row."
+    if section.count('\n') != 1: return False                         # counted, not split: most sections are paragraphs
     lines = section.split('\n')
     return len(lines) == 2 and '|' in lines[0] and _TABLE_SEP.fullmatch(lines[1].rstrip('\r')) is not None
 

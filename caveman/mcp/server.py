@@ -161,8 +161,10 @@ def _lane_of(line: bytes, lane) -> 'str | None':
 
 def _busy(line: bytes, key: str) -> 'bytes | None':
     "The answer to a call whose lane `key` is full: the tool error `cave_upstream_busy` under the call's id."
-    text = json.dumps({'error': 'cave_upstream_busy', 'message': f'upstream {key} has too many calls in flight; retry when one of them is answered'})
-    return handle_message(line, lambda m, p: {'content': [{'type': 'text', 'text': text}], 'isError': True})
+    from caveman.mcp.tools import _error as tool_error         # the one builder of every cave_* tool error
+    from caveman.mcp.gateway import upstream_label
+    answer = tool_error('cave_upstream_busy', f'{upstream_label(key)} has too many calls in flight; retry when one of them is answered')
+    return handle_message(line, lambda m, p: answer)
 
 # %% ../../nbs/56_mcp_server.ipynb #678b558d
 def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Responder, cap: int | None = None, workers: int = DEFAULT_WORKERS,
