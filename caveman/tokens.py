@@ -213,13 +213,16 @@ def o200k_shards() -> RankShards | None:
     return _SHARDS
 
 # %% ../nbs/01_tokens.ipynb #e4f56d42
+_SPEC_LOCK = threading.Lock()
+
 def o200k_spec(ranks: dict[bytes, int]) -> dict:
     "tiktoken's `Encoding` arguments for `o200k_base` (name, `pat_str`, `special_tokens`) with `mergeable_ranks=ranks`, nothing downloaded."
     import tiktoken_ext.openai_public as op
-    orig = op.load_tiktoken_bpe
-    op.load_tiktoken_bpe = lambda *a, **k: ranks  # tiktoken's constructor, fed our local ranks
-    try: return op.o200k_base()
-    finally: op.load_tiktoken_bpe = orig
+    with _SPEC_LOCK:
+        orig = op.load_tiktoken_bpe
+        op.load_tiktoken_bpe = lambda *a, **k: ranks  # tiktoken's constructor, fed our local ranks
+        try: return op.o200k_base()
+        finally: op.load_tiktoken_bpe = orig
 
 # %% ../nbs/01_tokens.ipynb #4a58231c
 _ENC, _ENC_ERR, _ENC_LOCK = None, None, threading.Lock()
@@ -352,7 +355,7 @@ def small_text_count(text: str) -> int | None:
     global _SPEC
     import tiktoken
     if _SPEC is None:
-        with _ENC_LOCK: _SPEC = _SPEC or o200k_spec({})
+        _SPEC = o200k_spec({})
     text, cut = fold_runs(text)
     try: data = text.encode('utf-8')
     except UnicodeEncodeError:

@@ -6,7 +6,7 @@ raises `RuntimeError` when npm or the install fails. `host_env(home)` is a clean
 session (HOME and CAVEMAN_HOME in a temp dir, no auto-update, no non-essential traffic); `run_claude` runs
 one non-interactive session (`claude -p`) against the fake API whose env is passed in.
 """
-import json, platform, shutil, subprocess, sys
+import json, tempfile, platform, shutil, subprocess, sys
 from pathlib import Path
 
 from _npm import npm_install
@@ -37,7 +37,9 @@ def host_env(home: Path, extra: dict | None = None) -> dict:
     "A clean environment for one Claude Code session whose home (and caveman home) is `home`."
     return child_env(only=(), **{'PATH': f'{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin', 'HOME': str(home),
                                  'CAVEMAN_HOME': str(Path(home) / 'cv'), 'DISABLE_AUTOUPDATER': '1',
-                                 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1', **(extra or {})})
+                                 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC': '1', 'CAVEMAN_HOOK_SERVER': None,   # the warm path, as users get it,
+                                 'CAVEMAN_HOOK_SERVER_IDLE': '60', 'XDG_RUNTIME_DIR': tempfile.mkdtemp(prefix='cvrun'),   # its socket path short
+                                 **(extra or {})})
 
 
 def run_claude(claude: str, project: Path, env: dict, tools: str, prompt: str = 'work on this project',

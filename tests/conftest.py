@@ -18,13 +18,16 @@ def server_command() -> list[str]:
 # `modified_env` (`with modified_env(CAVEMAN_X='1'): ...`; it restores the old values, and the notebooks use it
 # too). A subprocess: `env=child_env(NAME=value, ...)` — never `os.environ` edited or copied by hand.
 SHARED_DATA = ('CAVEMAN_CORPUS', 'CAVEMAN_TOON_CONFORMANCE')   # where the team's test data lives: kept, not a setting
+WARM_SERVER = 'CAVEMAN_HOOK_SERVER'   # off in every child by default: each test's own caveman home would start a server of its own (caveman.hook_server)
 
 def child_env(*, only: tuple[str, ...] | None = None, **values) -> dict[str, str]:
     """The environment of a subprocess a test starts: this process's environment without its `CAVEMAN_*` settings (a
     developer's own must not change what a test sees; `SHARED_DATA` stays), or with `only=` just the names listed (an
-    isolated host: `only=('PATH',)`); then `values` over it, where None removes a name."""
+    isolated host: `only=('PATH',)`), with the warm hook server off; then `values` over it, where None removes a name
+    (`CAVEMAN_HOOK_SERVER=None`: the server on, as users get it)."""
     if only is not None: env = {k: os.environ[k] for k in only if k in os.environ}
     else: env = {k: v for k, v in os.environ.items() if not k.startswith('CAVEMAN_') or k in SHARED_DATA}
+    env[WARM_SERVER] = 'off'    # no test leaves a warm hook server behind unless it asks for one (`CAVEMAN_HOOK_SERVER=None`)
     for k, v in values.items():
         if v is None: env.pop(k, None)
         else: env[k] = str(v)

@@ -17,5 +17,5 @@ def test_settings_dropped_data_kept_values_over_them():
 
 def test_only_the_names_listed():
     with modified_env(CAVEMAN_CORPUS='/data/corpus'):
-        assert child_env(only=('PATH',), HOME='/h') == {'PATH': os.environ['PATH'], 'HOME': '/h'}
-        assert child_env(only=(), PATH='/bin') == {'PATH': '/bin'}
+        assert child_env(only=('PATH',), HOME='/h') == {'PATH': os.environ['PATH'], 'HOME': '/h', 'CAVEMAN_HOOK_SERVER': 'off'}
+        assert child_env(only=(), PATH='/bin', CAVEMAN_HOOK_SERVER=None) == {'PATH': '/bin'}

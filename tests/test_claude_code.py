@@ -186,3 +186,33 @@ def test_gateway_tools_are_never_compressed_twice(claude, tmp_path):
     r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(direct).group(1)], env=s.env, capture_output=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert json.loads(r.stdout) == {'content': data.read_text()}
+
+
+def hook_server_status(env: dict) -> dict | None:
+    "The status of the warm hook server of the configuration `env` (`caveman.hook_server.status`), or None."
+    r = subprocess.run([sys.executable, '-c', 'import json; from caveman.hook_server import status; print(json.dumps(status()))'],
+                       env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_warm_hook_server_answers_with_the_views_of_the_cold_path(claude, tmp_path):
+    "Several hooked calls through the real binary with the warm path on (as users get it): the first starts the hook server and answers in process, the server answers the next ones, and the model sees byte for byte what it sees with the server off."
+    outputs = [pylines(300 + 60 * k, f'2026-12-01 10:00:0{k} INFO worker {{m}} run {k} processed item {{i}} in 12ms') for k in range(4)]
+    script = [[tool_use('Bash', {'command': cmd}, id=f'toolu_{k}')] for k, (cmd, _) in enumerate(outputs)]
+    (tmp_path / 'warm').mkdir(); (tmp_path / 'cold').mkdir()
+    warm = Session(tmp_path / 'warm')
+    assert 'CAVEMAN_HOOK_SERVER' not in warm.env                      # the default: on
+    seen = results(warm.run(claude, script))
+    st = hook_server_status(warm.env)
+    try:
+        assert st is not None and st['calls'] >= 2, st               # the server answered the calls after the first one (or two)
+        cold = Session(tmp_path / 'cold', extra_env={'CAVEMAN_HOOK_SERVER': 'off'})
+        assert results(cold.run(claude, script)) == seen              # the same views, byte for byte
+        assert all('(caveman)' in v and HANDLE.search(v) for v in seen.values())
+        r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(seen['toolu_3']).group(1)], env=warm.env, capture_output=True,
+                           timeout=60, stdin=subprocess.DEVNULL)
+        assert r.stdout.decode() == outputs[3][1]                      # the server stored the original in the session's store
+    finally:
+        import os, signal
+        os.kill(st['pid'], signal.SIGTERM) if st else None             # the server this test started

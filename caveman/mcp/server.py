@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['log', 'WARM_UP_DELAY', 'WORKERS_ENV', 'DEFAULT_WORKERS', 'CONTROL_MAX_BYTES', 'EOF_WAIT_ENV', 'DEFAULT_EOF_WAIT',
-           'RETRIEVE_ONLY_DESCRIPTION', 'RETRIEVE_ONLY_INSTRUCTIONS', 'USAGE', 'make_dispatch', 'Cancelled',
-           'Responder', 'max_workers', 'serve_stdio', 'open_server_store', 'build_engine', 'retrieve_only_dispatch',
-           'version_record', 'http_bind', 'main']
+           'ENCODER_DELAY', 'RETRIEVE_ONLY_DESCRIPTION', 'RETRIEVE_ONLY_INSTRUCTIONS', 'USAGE', 'make_dispatch',
+           'Cancelled', 'Responder', 'max_workers', 'serve_stdio', 'open_server_store', 'stop_encoder', 'build_engine',
+           'retrieve_only_dispatch', 'version_record', 'http_bind', 'main']
 
 # %% ../../nbs/56_mcp_server.ipynb #b40a2952
 import json, logging, os, sys
@@ -238,10 +238,30 @@ def _bad_budget() -> str:
     except ccr.StoreError as e: return str(e)
 
 # %% ../../nbs/56_mcp_server.ipynb #d0e469c5
-def build_engine() -> 'Engine':
-    "The session's `Engine` on the server's store; imports the engine, so the server calls it only when a tool needs it."
+ENCODER_DELAY = 1.0    # seconds after the engine is built
+_ENCODER_TIMERS = []
+
+def _build_encoder() -> None:
+    from caveman import tokens
+    try: tokens.o200k_encoding()
+    except Exception: pass              # logged by o200k_encoding; counts fall back as they would anyway
+
+# %% ../../nbs/56_mcp_server.ipynb #3310d86d
+def stop_encoder(timeout: float | None = None) -> None:
+    "Cancel the encoder builds that have not started, and wait up to `timeout` seconds for one that has."
+    for t in list(_ENCODER_TIMERS): t.cancel(); t.join(timeout)
+
+# %% ../../nbs/56_mcp_server.ipynb #666dcc2e
+def build_engine(encoder: bool = True) -> 'Engine':
+    "The session's `Engine` on the server's store, its counter deferred, with tiktoken's whole encoder built in a thread of its own when `encoder`; imports the engine, so the server calls it only when a tool needs it (or to warm up)."
+    from caveman import tokens
+    tokens.defer_encoder()
     from caveman.engine import Engine
-    return Engine(open_server_store())
+    e = Engine(open_server_store())
+    if encoder:
+        t = threading.Timer(ENCODER_DELAY, _build_encoder)   # not a daemon: never torn down mid-build
+        t.name = 'caveman-encoder'; _ENCODER_TIMERS.append(t); t.start()
+    return e
 
 # %% ../../nbs/56_mcp_server.ipynb #7beb32f0
 import signal
@@ -334,7 +354,7 @@ def _serve_http(bind: str, cap: int, result_cap: int) -> int:
     def new_tools() -> Tools: return Tools(lambda: shared.engine, RetrieveLedger(), result_cap)
     methods = McpMethods(ToolsPool(new_tools), __version__, lambda t: shared.warm_up(WARM_UP_DELAY))
     try: return serve_http(methods, new_tools, host, port, cap, os.environ.get(TOKEN_ENV, '').strip())
-    finally: shared.stop_warm_up(30)
+    finally: shared.stop_warm_up(30); stop_encoder(30)
 
 # %% ../../nbs/56_mcp_server.ipynb #a29fb4c5
 def main(argv: list[str] | None = None) -> int:
@@ -371,7 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     if bind is not None: return _serve_http(bind, cap, result_cap)
     if (bad := _bad_budget()): log.error('%s: the recovery store opens read-only and compress passes through until it is fixed', bad)
-    tools = Tools(build_engine, RetrieveLedger(), result_cap)
+    tools = Tools((lambda: build_engine(encoder=False)) if only else build_engine, RetrieveLedger(), result_cap)
+    if not only: tools.warm_up(0)               # the engine and encoder build while the client's first lines are on their way
     writer, dispatch, gateway = LineWriter(out), make_dispatch(tools, stateless=not (specs or only)), None
     if only: dispatch = retrieve_only_dispatch(tools, dispatch)
     if specs:                                   # gateway mode: the upstreams start now, in the background
@@ -388,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as e:  # the client closed our stdout or stdin broke: nothing left to answer
             log.error('serve error: %s', e); code = 1
         tools.stop_warm_up(5 if signalled else 30)  # never tear the interpreter down under a thread that is importing
+        stop_encoder(5 if signalled else 30)
         if gateway is not None: gateway.close()
         _close_store(tools)
     except _Stop as stop: code, signalled = stop.code, True   # a signal during the wait at EOF

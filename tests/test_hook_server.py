@@ -1,0 +1,176 @@
+"""The warm hook server (`caveman.hook_server`) through the real `caveman` console script: every answer it gives is
+byte for byte the answer of the same call run in process (`CAVEMAN_HOOK_SERVER=off`), its store writes land in the
+same store, and every way it can fail — no server, a socket of the wrong kind or in an open directory, a server that
+answers garbage — leaves the call to the process, with the same answer."""
+import json, os, shutil, socket, subprocess, sys, tempfile, threading, time
+from pathlib import Path
+
+import pytest
+
+from conftest import child_env
+from _agent_hosts import HANDLE, caveman_exe
+from caveman.corpus import corpus_path
+
+HOOK = ['hook', 'claude-code', '--recovery']
+
+
+def bash_event(out: str, err: str = '') -> bytes:
+    return json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': 'Bash', 'tool_input': {'command': 'x'}, 'cwd': '/',
+                       'tool_response': {'stdout': out, 'stderr': err, 'interrupted': False}}).encode()
+
+
+@pytest.fixture
+def env(tmp_path):
+    "A user whose home and caveman home are in `tmp_path`, with a runtime directory of its own (short: a socket's path is at most about 100 bytes) and the warm server on (as users get it)."
+    run_dir = tempfile.mkdtemp(prefix='cvrun')
+    e = child_env(CAVEMAN_HOOK_SERVER=None, HOME=str(tmp_path / 'home'), CAVEMAN_HOME=str(tmp_path / 'cv'),
+                  XDG_RUNTIME_DIR=run_dir, CAVEMAN_HOOK_SERVER_IDLE='60')
+    yield e
+    os.chmod(run_dir, 0o700)
+    st = server_status(e)
+    if st: os.kill(st['pid'], 15)       # the server this test started
+    shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def stdout_of(answer: bytes) -> str:
+    "The Bash stdout of a hook's answer."
+    return json.loads(answer)['hookSpecificOutput']['updatedToolOutput']['stdout']
+
+
+def in_env(code: str, env: dict) -> str:
+    "What the Python `code` prints in a process with exactly `env` (the module computes a server's key from its own environment)."
+    r = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def server_status(env: dict) -> dict | None:
+    return json.loads(in_env('import json; from caveman.hook_server import status; print(json.dumps(status()))', env))
+
+
+def run(args: list[str], data: bytes, env: dict, cwd=None) -> tuple[int, bytes, bytes]:
+    r = subprocess.run([caveman_exe(), *args], input=data, env=env, cwd=cwd, capture_output=True, timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+def wait_for_server(env: dict, timeout: float = 60) -> dict:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if st := server_status(env): return st
+        time.sleep(0.2)
+    raise AssertionError('no server came up')
+
+
+CASES = {
+    'large log, lossy view with a handle': (HOOK, lambda: bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace'))),
+    'JSON, lossless without recovery': (['hook', 'claude-code'], lambda: bash_event(json.dumps([{'id': i, 'name': f'n{i}', 'ok': True} for i in range(300)], indent=2))),
+    'Read of a source file': (HOOK, lambda: json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': 'Read', 'tool_input': {'file_path': '/x.py'},
+                                                         'tool_response': {'type': 'text', 'file': {'filePath': '/x.py', 'content': corpus_path('code_httpx_client_py.txt').read_text()}}}).encode()),
+    'MCP tool result': (HOOK, lambda: json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': 'mcp__gh__list_issues', 'tool_input': {},
+                                                   'tool_response': [{'type': 'text', 'text': corpus_path('json_github_list_issues.json').read_text()}]}).encode()),
+    'malformed JSON': (HOOK, lambda: b'{"tool_name": "Bash", ' + b'x' * 5000),
+    'unknown tool': (HOOK, lambda: json.dumps({'tool_name': 'Frobnicate', 'tool_response': {'a': 'y' * 5000}}).encode()),
+    'bad command line': (['hook', 'claude-code', '--recovery', 'extra'], lambda: bash_event('z' * 5000)),
+}
+
+
+def test_server_answers_are_the_process_answers(env, tmp_path):
+    cold = {**env, 'CAVEMAN_HOOK_SERVER': 'off'}
+    first = run(*CASES['large log, lossy view with a handle'][:1], CASES['large log, lossy view with a handle'][1](), env)
+    st = wait_for_server(env)                                   # the first call started it and answered in process
+    assert st['calls'] == 0 and first[0] == 0 and HANDLE.search(stdout_of(first[1]))
+    for name, (args, event) in CASES.items():
+        data = event()
+        warm, want = run(args, data, env), run(args, data, cold)
+        assert warm == want, name
+    assert server_status(env)['calls'] == len(CASES) - 1        # every case but the odd command line (run in process) was the server's
+    assert server_status(env)['pid'] == st['pid']               # one server for all of them
+
+
+def test_store_writes_land_in_the_same_store(env):
+    log = corpus_path('log_pip_install_verbose.log').read_text(errors='replace')
+    run(HOOK, bash_event('warm-up ' + log[:4000]), env)
+    wait_for_server(env)
+    code, out, _ = run(HOOK, bash_event(log), env)
+    assert server_status(env)['calls'] == 1
+    handle = HANDLE.search(stdout_of(out)).group(1)
+    r = subprocess.run([caveman_exe(), 'retrieve', handle], env={**env, 'CAVEMAN_HOOK_SERVER': 'off'}, capture_output=True, timeout=60)
+    assert r.stdout.decode() == log
+
+
+def test_compress_through_the_server_reads_files_where_the_caller_is(env, tmp_path):
+    cold = {**env, 'CAVEMAN_HOOK_SERVER': 'off'}
+    small = corpus_path('log_pip_install_verbose.log').read_bytes()[:2000]
+    (tmp_path / 'a').mkdir(); (tmp_path / 'b').mkdir()
+    (tmp_path / 'a' / 'in.log').write_bytes(small)
+    (tmp_path / 'b' / 'in.log').write_bytes(corpus_path('log_pytest_requests_failures.log').read_bytes())
+    run(['compress', '-'], small, env)
+    wait_for_server(env)
+    for args, data, cwd in ((['compress', '-'], small, tmp_path), (['compress', 'in.log'], b'', tmp_path / 'a'),
+                            (['compress', '--type', 'log', 'in.log'], b'', tmp_path / 'b'), (['compress', 'missing.log'], b'', tmp_path),
+                            (['compress', '--type', 'nosuch', '-'], small, tmp_path)):
+        assert run(args, data, env, cwd) == run(args, data, cold, cwd), args
+    assert server_status(env)['calls'] == 5
+
+
+def test_a_socket_that_is_not_ours_is_never_used(env, tmp_path):
+    event = bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace'))
+    want = run(HOOK, event, {**env, 'CAVEMAN_HOOK_SERVER': 'off'})
+    path = in_env('from caveman.hook_server import server_key, socket_path; print(socket_path(server_key()))', env).strip()
+    Path(path).write_text('not a socket')                       # a plain file where the socket would be
+    assert run(HOOK, event, env) == want
+    time.sleep(1)
+    assert server_status(env) is None and Path(path).read_text() == 'not a socket'   # never replaced, no server started
+    os.unlink(path)
+
+    bad = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); bad.bind(path); bad.listen(4)   # a server answering garbage
+    def garbage():
+        for _ in range(2):
+            c, _ = bad.accept(); c.recv(1 << 20); c.sendall(b'{"rc": 0, "out": 5, "err": 0}\nxy'); c.close()
+    t = threading.Thread(target=garbage, daemon=True); t.start()
+    assert run(HOOK, event, env) == want                        # a reply cut short: the process answers
+    bad.close(); os.unlink(path)
+
+
+def test_an_open_runtime_directory_is_refused(env):
+    d = Path(env['XDG_RUNTIME_DIR']) / 'caveman'
+    d.mkdir(); os.chmod(d, 0o755)
+    event = bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace'))
+    assert run(HOOK, event, env) == run(HOOK, event, {**env, 'CAVEMAN_HOOK_SERVER': 'off'})
+    time.sleep(1)
+    assert list(d.iterdir()) == []                              # no socket was made there, no server started
+    os.chmod(d, 0o700)
+
+
+def test_off_switch_starts_no_server(env):
+    off = {**env, 'CAVEMAN_HOOK_SERVER': 'off'}
+    event = bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace'))
+    run(HOOK, event, off); run(['compress', '-'], b'x' * 3000, off)
+    time.sleep(1)
+    assert not (Path(env['XDG_RUNTIME_DIR']) / 'caveman').exists()
+
+
+def test_another_configuration_gets_another_server(env):
+    event = bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace'))
+    run(HOOK, event, env)
+    a = wait_for_server(env)
+    other = {**env, 'CAVEMAN_MIN_BYTES': '100000'}              # a policy under which this event passes through
+    assert run(HOOK, event, other) == (0, b'', b'')             # answered in process: no server of its configuration yet
+    b = wait_for_server(other)
+    assert a['pid'] != b['pid']
+    assert run(HOOK, event, other) == (0, b'', b'') and server_status(other)['calls'] == 1 and server_status(env)['calls'] == 0
+    os.kill(b['pid'], 15)
+
+
+def test_an_idle_server_exits(env):
+    short = {**env, 'CAVEMAN_HOOK_SERVER_IDLE': '3'}
+    run(['compress', '-'], b'y' * 3000, short)
+    d = Path(env['XDG_RUNTIME_DIR']) / 'caveman'
+    socks = lambda: list(d.glob('*.sock')) if d.exists() else []
+    def until(cond, timeout=120):
+        end = time.monotonic() + timeout
+        while not cond() and time.monotonic() < end: time.sleep(0.05)
+        return cond()
+    assert until(lambda: socks() != [])          # the server is up (watched on disk: a status call would keep it busy)
+    assert until(lambda: socks() == [])          # and, with no call, gone: it removes its socket as it exits
+    assert server_status(short) is None
