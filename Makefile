@@ -34,9 +34,10 @@ export:
 clean-nbs:
 	nbdev_clean
 
-# Notebook tests first, pytest last so its count line closes the output.
+# Notebook tests first, pytest last so its count line closes the output. Notebook runs start no warm
+# hook server that would outlive them (64b_hook_server starts its own, with a short idle time).
 test-nbs:
-	timeout $(NBTEST_TIMEOUT) nbdev_test --n_workers 2 --do_print --timing
+	CAVEMAN_HOOK_SERVER=off timeout $(NBTEST_TIMEOUT) nbdev_test --n_workers 2 --do_print --timing
 
 test-py:
 	$(PY) -m pytest -q $(PYTEST_ARGS) tests
@@ -47,16 +48,16 @@ test: install
 
 # everything but tests marked slow (for the edit-run loop; CI runs `make test`)
 test-fast:
-	timeout $(NBTEST_TIMEOUT) nbdev_test --n_workers 2
+	CAVEMAN_HOOK_SERVER=off timeout $(NBTEST_TIMEOUT) nbdev_test --n_workers 2
 	$(PY) -m pytest -q -m "not slow" tests
 
 # README.md is nbs/index.ipynb executed and written as Markdown (docs/nbdocs.py; nbdev_readme needs quarto)
 readme: install
-	$(PY) docs/nbdocs.py readme README.md
+	CAVEMAN_HOOK_SERVER=off $(PY) docs/nbdocs.py readme README.md
 
 # every notebook executed (as nbdev_test runs them) and rendered with its outputs: open build/docs/index.html
 docs: install
-	$(PY) docs/nbdocs.py site build/docs
+	CAVEMAN_HOOK_SERVER=off $(PY) docs/nbdocs.py site build/docs
 
 check-sync: install
 	nbdev_export
