@@ -6,15 +6,15 @@ line holding a non-UTF-8 byte, never answers, or adds a tool and announces `tool
 real servers (`mcp-server-time` from PyPI, `caveman-mcp --http` as a Streamable HTTP upstream). Each test failed
 before its fix (break-test 4, findings 1–5, 7, 9).
 """
-import asyncio, json, os, socket, subprocess, sys, time
-from contextlib import asynccontextmanager
+import asyncio, json, socket, subprocess, sys, time
 
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from conftest import server_command
+from _mcp_client import result_text, session
+from conftest import server_command, child_env
 from _upstreams import install_upstreams
 
 pytestmark = pytest.mark.slow
@@ -63,21 +63,16 @@ def raw(tmp_path):
     "The raw upstream's command line, and the file each of its starts appends its pid to."
     script = tmp_path / 'raw_upstream.py'; script.write_text(RAW)
     starts = tmp_path / 'starts.txt'
-    env = {**os.environ, 'RAW_STARTS': str(starts), 'CAVEMAN_HOME': str(tmp_path / 'home'), 'CAVEMAN_MCP_EPHEMERAL': '1',
-           'CAVEMAN_MCP_EOF_WAIT': '1'}
+    env = child_env(RAW_STARTS=starts, CAVEMAN_HOME=tmp_path / 'home', CAVEMAN_MCP_EPHEMERAL=1, CAVEMAN_MCP_EOF_WAIT=1)
     return {'cmd': [sys.executable, str(script)], 'starts': starts, 'env': env, 'tmp': tmp_path}
 
 
-@asynccontextmanager
-async def client(args: list[str], env: dict, errlog, on_message=None):
-    params = StdioServerParameters(command=server_command()[0], args=server_command()[1:] + args, env=env)
-    async with stdio_client(params, errlog=errlog) as (r, w):
-        async with ClientSession(r, w, message_handler=on_message) as s:
-            await s.initialize()
-            yield s
+def client(args: list[str], env: dict, errlog, on_message=None):
+    "The gateway (`caveman-mcp` with `args`) under the official SDK client."
+    return session(server_command() + args, env, errlog, on_message)
 
 
-def text(result) -> str: return ''.join(b.text for b in result.content if b.type == 'text')
+text = result_text
 
 
 def error_code(result) -> str | None:

@@ -7,14 +7,11 @@ change, and writes a non-UTF-8 byte. Beside it: a real SDK server (`mcp.server.m
 `list[dict]`) and a tiny HTTP server answering 401 / 500. Each test failed before its fix (break test 5, r16, r18,
 r19, r21–r24 and the cosmetic findings).
 """
-import asyncio, http.server, json, socket, sys, threading, time
-from contextlib import asynccontextmanager
+import asyncio, http.server, json, sys, threading, time
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.shared.exceptions import MCPError
 
+from _mcp_client import result_text, session
 from conftest import server_command, child_env
 
 pytestmark = pytest.mark.slow
@@ -77,16 +74,12 @@ def raw(tmp_path):
     return {'cmd': [sys.executable, str(script)], 'starts': starts, 'env': env, 'tmp': tmp_path}
 
 
-@asynccontextmanager
-async def client(args: list[str], env: dict, errlog, on_message=None):
-    params = StdioServerParameters(command=server_command()[0], args=server_command()[1:] + args, env=env)
-    async with stdio_client(params, errlog=errlog) as (r, w):
-        async with ClientSession(r, w, message_handler=on_message) as s:
-            await s.initialize()
-            yield s
+def client(args: list[str], env: dict, errlog, on_message=None):
+    "The gateway (`caveman-mcp` with `args`) under the official SDK client."
+    return session(server_command() + args, env, errlog, on_message)
 
 
-def text(result) -> str: return ''.join(b.text for b in result.content if b.type == 'text')
+text = result_text
 
 
 def error_of(result) -> dict:

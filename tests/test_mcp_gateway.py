@@ -11,13 +11,11 @@ answers `cave_upstream_unavailable` and comes back; a silent upstream does not h
 progress of server-everything's long-running tool reaches the client; broken configs are clear errors.
 """
 import asyncio, json, os, re, shutil, signal, subprocess, sys, time
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
+from _mcp_client import session
 from conftest import ROOT, server_command, child_env
 from _upstreams import install_upstreams
 from test_mcp_inspector import inspector   # noqa: F401  the fixture that installs the pinned Inspector from npm
@@ -55,12 +53,7 @@ def world(upstreams, tmp_path):
     return {'root': root, 'cfg': cfg, 'servers': servers, 'env': env, 'tmp': tmp_path, 'log': log}
 
 
-@asynccontextmanager
-async def client(command: list[str], env: dict, errlog):
-    async with stdio_client(StdioServerParameters(command=command[0], args=command[1:], env=env), errlog=errlog) as (r, w):
-        async with ClientSession(r, w) as s:
-            await s.initialize()
-            yield s
+client = session
 
 
 def gateway(world) -> list[str]: return server_command() + ['--config', str(world['cfg'])]
@@ -366,18 +359,15 @@ def test_an_upstream_that_fails_at_its_first_start_is_retried_and_announced(worl
         m = getattr(m, 'root', m)
         if getattr(m, 'method', None) == 'notifications/tools/list_changed': changed.append(time.monotonic())
     async def go():
-        params = StdioServerParameters(command=server_command()[0], args=server_command()[1:] + ['--config', str(cfg)], env=world['env'])
-        async with stdio_client(params, errlog=errlog) as (r, w):
-            async with ClientSession(r, w, message_handler=on_message) as s:
-                await s.initialize()
-                first = [t.name for t in (await s.list_tools()).tools]
-                down = await s.call_tool('time__get_current_time', {'timezone': 'UTC'})
-                flag.write_text('')
-                t0 = time.monotonic()
-                while not changed and time.monotonic() - t0 < 120: await asyncio.sleep(0.2)
-                later = [t.name for t in (await s.list_tools()).tools]
-                up = await s.call_tool('time__get_current_time', {'timezone': 'UTC'})
-                return first, down, later, up
+        async with session(server_command() + ['--config', str(cfg)], world['env'], errlog, on_message) as s:
+            first = [t.name for t in (await s.list_tools()).tools]
+            down = await s.call_tool('time__get_current_time', {'timezone': 'UTC'})
+            flag.write_text('')
+            t0 = time.monotonic()
+            while not changed and time.monotonic() - t0 < 120: await asyncio.sleep(0.2)
+            later = [t.name for t in (await s.list_tools()).tools]
+            up = await s.call_tool('time__get_current_time', {'timezone': 'UTC'})
+            return first, down, later, up
     first, down, later, up = asyncio.run(go())
     assert 'everything__echo' in first and not any(n.startswith('time__') for n in first)
     assert down.is_error and json.loads(text(down))['error'] == 'cave_upstream_unavailable', text(down)
