@@ -11,8 +11,8 @@ __all__ = ['HANDLE_PREFIX', 'OBJECT_PREFIX', 'DEFAULT_MAX_BYTES', 'MIN_STORAGE_P
            'make_private_dirs', 'default_path', 'budget_from_env', 'check_store_dir', 'secure_file',
            'prepare_store_path', 'is_busy', 'retry_on_busy', 'create_table', 'rfc3339_nano', 'write_transaction',
            'schema_version', 'migrate', 'apply_page_caps', 'Store', 'resolve_budget', 'open_store', 'is_server_url',
-           'store_target', 'content_hash_for', 'object_id_for', 'TypedObject', 'object_row', 'object_from_row',
-           'new_object', 'ratio', 'empty_summary', 'normalize_handle']
+           'store_target', 'new_recovery_row', 'content_hash_for', 'object_id_for', 'TypedObject', 'object_row',
+           'object_from_row', 'new_object', 'ratio', 'empty_summary', 'summary_from', 'normalize_handle']
 
 # %% ../nbs/02_ccr.ipynb #7b9fbcb8
 import errno, hashlib, json, logging, os, re, sqlite3, stat, threading, time
@@ -560,6 +560,14 @@ def _recovery_row(self: Store, handle: str) -> RecoveryRow | None:
     ct, comp, tb, ta, n, md = row
     return RecoveryRow(ct, comp, tb, ta, n, bytes(md or b''))
 
+
+
+# %% ../nbs/02_ccr.ipynb #7e0bb1e9
+def new_recovery_row(original: bytes, content_type: str, compressor: str, tokens_before: int, tokens_after: int,
+                     metadata: bytes | None) -> RecoveryRow:
+    "The `RecoveryRow` a `put` of `original` (bytes) writes: tokens as ints, `length` in bytes, `metadata` bytes."
+    return RecoveryRow(content_type, compressor, int(tokens_before), int(tokens_after), len(original), bytes(metadata or b''))
+
 # %% ../nbs/02_ccr.ipynb #f35a5892
 @patch
 def used_bytes(self: Store) -> int:
@@ -588,9 +596,8 @@ def _check_budget(self: Store, current: int, new: int):
 def put(self: Store, original: bytes, content_type: str = '', compressor: str = '', tokens_before: int = 0,
         tokens_after: int = 0, metadata: bytes | None = None) -> str:
     "Store `original` (bytes) with its measurements (tokens) and optional `metadata` (bytes); returns `handle_for(original)`. Idempotent; upsert rules of reference §4.3; `BudgetExceeded` before any write when over budget (§4.4)."
-    original, metadata = bytes(original), bytes(metadata or b'')
-    handle = handle_for(original)
-    new = RecoveryRow(content_type, compressor, int(tokens_before), int(tokens_after), len(original), metadata)
+    original = bytes(original)
+    handle, new = handle_for(original), new_recovery_row(original, content_type, compressor, tokens_before, tokens_after, metadata)
     def write():
         if self._recovery_row(handle) == new: return  # unchanged: no write lock, no budget
         with write_transaction(self._conn):
@@ -599,7 +606,7 @@ def put(self: Store, original: bytes, content_type: str = '', compressor: str = 
             row = new
             if old is not None:  # a re-put without token counts keeps the measured ones
                 kept = old if new.tokens_before == 0 and old.tokens_before > 0 else new
-                row = kept._replace(length=len(original), metadata=old.metadata or metadata)
+                row = kept._replace(length=len(original), metadata=old.metadata or new.metadata)
             self._check_budget(old.length + len(old.metadata) if old else 0, len(original) + len(row.metadata))
             self._conn.execute(f'''INSERT INTO recoveries (handle, created_at, {_RECOVERY_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)
                 ON CONFLICT(handle) DO UPDATE SET created_at = excluded.created_at, content_type = excluded.content_type,
@@ -830,6 +837,20 @@ def empty_summary() -> dict:
     "The summary shape with no store: zero totals, no buckets, basis inferred (reference §4.6)."
     return {'totals': {'count': 0, 'tokens_before': 0, 'tokens_after': 0, 'ratio': 0}, 'by_content_type': {}, 'basis': 'inferred'}
 
+# %% ../nbs/02_ccr.ipynb #cd0533f6
+def summary_from(rows, used: int, max_bytes: int) -> dict:
+    "The summary (reference §4.6) from `(content_type, count, tokens_before, tokens_after)` rows, `used` retained bytes and the budget in bytes (0: none)."
+    out = empty_summary()
+    for ct, n, tb, ta in rows:
+        n, tb, ta = int(n), int(tb), int(ta)
+        out['by_content_type'][ct] = {'count': n, 'tokens_before': tb, 'tokens_after': ta, 'ratio': ratio(tb, ta)}
+        for k, v in (('count', n), ('tokens_before', tb), ('tokens_after', ta)): out['totals'][k] += v
+    out['totals']['ratio'] = ratio(out['totals']['tokens_before'], out['totals']['tokens_after'])
+    if used: out['storage_bytes'] = used
+    if max_bytes: out['max_storage_bytes'] = max_bytes
+    if max_bytes and used >= max_bytes: out['storage_full'] = True
+    return out
+
 # %% ../nbs/02_ccr.ipynb #1543188f
 @patch
 def summary(self: Store) -> dict:
@@ -842,15 +863,7 @@ def summary(self: Store) -> dict:
             return rows, self._used_bytes()
         finally: self._conn.execute('COMMIT')
     rows, used = self._run('summary', read)
-    out = empty_summary()
-    for ct, n, tb, ta in rows:
-        out['by_content_type'][ct] = {'count': n, 'tokens_before': tb, 'tokens_after': ta, 'ratio': ratio(tb, ta)}
-        for k, v in (('count', n), ('tokens_before', tb), ('tokens_after', ta)): out['totals'][k] += v
-    out['totals']['ratio'] = ratio(out['totals']['tokens_before'], out['totals']['tokens_after'])
-    if used: out['storage_bytes'] = used
-    if self.max_bytes: out['max_storage_bytes'] = self.max_bytes
-    if self.max_bytes and used >= self.max_bytes: out['storage_full'] = True
-    return out
+    return summary_from(rows, used, self.max_bytes)
 
 # %% ../nbs/02_ccr.ipynb #88ce19ea
 _BLOB_HASH = re.compile(r'(?:ccr_)?([0-9a-f]{32})', re.I)

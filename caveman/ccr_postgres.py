@@ -8,14 +8,15 @@ __all__ = ['is_pg_url', 'PG_MIGRATIONS', 'PG_SCHEMA_VERSION', 'MIGRATION_LOCK', 
            'pg_migrate', 'PgStore', 'open_pg_store', 'migrate_sqlite']
 
 # %% ../nbs/02b_ccr_postgres.ipynb #a5ef19b8
-import json, logging, os, threading, time
+import logging, os, threading, time
 from fastcore.basics import patch
 from urllib.parse import urlsplit, urlunsplit, unquote, parse_qsl
 
 from . import ccr
 from .ccr import (BudgetExceeded, InvalidObject, NotFound, ObjectCollision, OBJECT_PREFIX, ReadOnly, RecoveryRow, StoreError,
-                         TypedObject, OBJECT_COLUMNS, CURRENTNESS, LIFECYCLES, budget_from_env, empty_summary, handle_for,
-                         new_object, object_from_row, object_row, ratio, resolve_budget, rfc3339_nano, MIN_STORAGE_PAGES)
+                         TypedObject, OBJECT_COLUMNS, CURRENTNESS, LIFECYCLES, budget_from_env, handle_for, new_object,
+                         new_recovery_row, object_from_row, object_row, resolve_budget, rfc3339_nano, summary_from,
+                         MIN_STORAGE_PAGES)
 
 _log = logging.getLogger('caveman.ccr')
 is_pg_url = ccr.is_server_url   # one rule for what names a database store, kept in ccr
@@ -253,19 +254,18 @@ def _reserve(self: PgStore, conn, delta: int, new: int):
 def put(self: PgStore, original: bytes, content_type: str = '', compressor: str = '', tokens_before: int = 0,
         tokens_after: int = 0, metadata: bytes | None = None) -> str:
     "Store `original` (bytes) with its measurements (tokens) and optional `metadata` (bytes); returns `handle_for(original)`. Idempotent under concurrency; `BudgetExceeded` before anything is published (reference §4.3–4.4)."
-    original, metadata = bytes(original), bytes(metadata or b'')
-    handle = handle_for(original)
-    new = RecoveryRow(content_type, compressor, int(tokens_before), int(tokens_after), len(original), metadata)
+    original = bytes(original)
+    handle, new = handle_for(original), new_recovery_row(original, content_type, compressor, tokens_before, tokens_after, metadata)
     def write(conn):
         if _row(conn, handle) == new: return
         with conn.transaction():
-            ins = _insert_recovery(conn, handle, new, original, metadata)
+            ins = _insert_recovery(conn, handle, new, original, new.metadata)
             if ins is not None:
-                self._reserve(conn, len(original) + len(metadata), len(original) + len(metadata)); return
+                self._reserve(conn, len(original) + len(new.metadata), len(original) + len(new.metadata)); return
             old = _row(conn, handle, lock=True)
             if old == new: return
             kept = old if new.tokens_before == 0 and old.tokens_before > 0 else new  # a re-put without token counts keeps the measured ones
-            md = old.metadata or metadata
+            md = old.metadata or new.metadata
             self._reserve(conn, len(md) - len(old.metadata), len(original) + len(md))
             conn.execute('''UPDATE recoveries SET created_at = %s, content_type = %s, compressor = %s, tokens_before = %s,
                             tokens_after = %s, metadata = %b WHERE handle = %s''',
@@ -381,16 +381,7 @@ def summary(self: PgStore) -> dict:
                                    FROM recoveries GROUP BY content_type ORDER BY content_type''').fetchall()
             return rows, _used(conn)
     rows, used = self._run('summary', read)
-    out = empty_summary()
-    for ct, n, tb, ta in rows:
-        n, tb, ta = int(n), int(tb), int(ta)
-        out['by_content_type'][ct] = {'count': n, 'tokens_before': tb, 'tokens_after': ta, 'ratio': ratio(tb, ta)}
-        for k, v in (('count', n), ('tokens_before', tb), ('tokens_after', ta)): out['totals'][k] += v
-    out['totals']['ratio'] = ratio(out['totals']['tokens_before'], out['totals']['tokens_after'])
-    if used: out['storage_bytes'] = used
-    if self.max_bytes: out['max_storage_bytes'] = self.max_bytes
-    if self.max_bytes and used >= self.max_bytes: out['storage_full'] = True
-    return out
+    return summary_from(rows, used, self.max_bytes)
 
 PgStore._used_bytes = lambda self: _used(self._conn)
 
