@@ -15,15 +15,7 @@ FAST_HOSTS = ('claude-code', 'cursor')   # hosts whose events the shortcut under
 NOT_POLICY = ('CAVEMAN_HOME', 'CAVEMAN_CCR_DB', 'CAVEMAN_CCR_URL', 'CAVEMAN_VOCAB_CACHE', 'CAVEMAN_CORPUS',
               'CAVEMAN_TOON_CONFORMANCE', 'CAVEMAN_BASELINE', 'CAVEMAN_HOOK_SERVER', 'CAVEMAN_HOOK_SERVER_IDLE')   # variables that never change the policy; any other CAVEMAN_* may
 
-def _string_bytes(x, limit: int, depth: int = 0) -> int:
-    "An upper bound of the UTF-8 bytes of any text built from the strings in `x` (each counted one byte more); stops past `limit`."
-    if isinstance(x, str): return len(x.encode('utf-8', 'surrogatepass')) + 1
-    if depth > 64: return limit
-    n = 0
-    for v in (x.values() if isinstance(x, dict) else x if isinstance(x, list) else ()):
-        n += _string_bytes(v, limit - n, depth + 1)
-        if n >= limit: break
-    return n
+from .textsize import text_bytes   # the hooks' own bound of a tool output's text, in a module that imports nothing
 
 # %% ../nbs/66_entry.ipynb #26b3d436
 def default_policy(env=None) -> bool:
@@ -42,7 +34,7 @@ def passes_through(data: bytes, env=None) -> bool:
     try: event = json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError): return False
     if not isinstance(event, dict) or not isinstance(event.get('tool_name'), str): return False
-    return _string_bytes(event, MIN_BYTES_DEFAULT) < MIN_BYTES_DEFAULT
+    return text_bytes(event, MIN_BYTES_DEFAULT) < MIN_BYTES_DEFAULT
 
 # %% ../nbs/66_entry.ipynb #01ab882f
 COMPRESS_OPTIONS = ('--type', '--query', '--mode', '--html')   # `caveman compress`'s options, each with a value

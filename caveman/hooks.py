@@ -6,10 +6,10 @@
 __all__ = ['MAX_PERSISTED', 'PERSISTED_VIEW_CHARS', 'READ_NOTE', 'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE', 'HOOK_MATCHER',
            'SERVER_NAME', 'SERVER_ARGS', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL',
            'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'is_caveman_tool', 'wants', 'handle_line',
-           'compress_text', 'fit_view', 'text_bytes', 'ShapeError', 'fit_lines', 'fit_persisted', 'caveman_servers',
-           'claude_code', 'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook',
-           'merge_server', 'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command',
-           'codex', 'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
+           'compress_text', 'fit_view', 'ShapeError', 'fit_lines', 'fit_persisted', 'caveman_servers', 'claude_code',
+           'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan',
+           'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex', 'codex_home',
+           'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import json, os, sys
@@ -106,15 +106,7 @@ def _read_persisted(path) -> str:
     return data.decode('utf-8', 'replace')
 
 # %% ../nbs/63_hooks.ipynb #93e7c96d
-def text_bytes(x, limit: int, depth: int = 0) -> int:
-    "An upper bound of the UTF-8 bytes of any text field an adapter builds from the strings in `x` (each counted one byte more, for the newline joining a field list); stops counting past `limit`."
-    if isinstance(x, str): return len(x.encode('utf-8', 'surrogatepass')) + 1
-    if depth > 64: return limit
-    n = 0
-    for v in (x.values() if isinstance(x, dict) else x if isinstance(x, list) else ()):
-        n += text_bytes(v, limit - n, depth + 1)
-        if n >= limit: break
-    return n
+from .textsize import text_bytes
 
 # %% ../nbs/63_hooks.ipynb #96b6bd44
 class ShapeError(HookError):
