@@ -248,9 +248,9 @@ def _replace_strings(value, view):
 
 # %% ../../nbs/55_mcp_gateway.ipynb #70b12f52
 def one_payload(texts: list[str]) -> str:
-    "Several text blocks' texts as one payload: a JSON array of them when each is a JSON value, else joined by newlines."
+    "Several text blocks' texts as one payload: a JSON array of them when each is a JSON value, else joined with a newline after each block that does not already end in one."
     if all(_is_json(t) for t in texts): return '[' + ',\n'.join(texts) + ']'
-    return '\n'.join(texts)
+    return ''.join(t if t.endswith('\n') else t + '\n' for t in texts[:-1]) + texts[-1]
 
 # %% ../../nbs/55_mcp_gateway.ipynb #ca51ca8a
 def _is_json(text: str) -> bool:
