@@ -288,13 +288,17 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
         else:
             sc2, sc_changed = _replace_strings(sc, view)
             if sc_changed and (output_schema is None or _valid(sc2, output_schema)): new['structuredContent'] = sc2
-    whole = one_payload([b['text'] for b in texts]) if len(texts) > 1 else None
-    if whole is not None and (v := view(whole)) is not None:     # many blocks: one payload, one view in the first text block's place
-        others = {id(b) for b in texts[1:]}
-        new['content'] = [{**b, 'text': v} if b is texts[0] else b for b in content if id(b) not in others]
-    else:
-        new['content'] = [{**b, 'text': v} if isinstance(b, dict) and b.get('type') == 'text' and isinstance(b.get('text'), str)
-                          and (v := view(b['text'])) is not None else b for b in content]
+    text_ids, out, run = {id(b) for b in texts}, [], []
+    def flush():                                 # a run of consecutive text blocks: one payload, one view in its first block's place
+        whole = one_payload([b['text'] for b in run]) if len(run) > 1 else None
+        if whole is not None and (v := view(whole)) is not None: out.append({**run[0], 'text': v})
+        else: out.extend({**b, 'text': v} if (v := view(b['text'])) is not None else b for b in run)
+        run.clear()
+    for b in content:
+        if id(b) in text_ids: run.append(b)
+        else: flush(); out.append(b)             # an image, audio, link or embedded resource keeps its place between the runs
+    flush()
+    new['content'] = out
     if not changed: return result, []
     return new, used
 
