@@ -1062,6 +1062,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                      'caveman.mcp.gateway.handle_line': ('mcp_gateway.html#handle_line', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.http_failure': ('mcp_gateway.html#http_failure', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.load_config': ('mcp_gateway.html#load_config', 'caveman/mcp/gateway.py'),
+                                     'caveman.mcp.gateway.name_owner': ('mcp_gateway.html#name_owner', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.one_payload': ('mcp_gateway.html#one_payload', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.parse_config': ('mcp_gateway.html#parse_config', 'caveman/mcp/gateway.py'),
                                      'caveman.mcp.gateway.policy_names': ('mcp_gateway.html#policy_names', 'caveman/mcp/gateway.py'),

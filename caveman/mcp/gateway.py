@@ -6,10 +6,10 @@
 __all__ = ['log', 'SHORT_FORM_NAME', 'GATEWAY_URI_SCHEME', 'RESERVED_NAMES', 'STARTUP_TIMEOUT', 'LIST_CHANGED_DELAY',
            'GATEWAY_TOOLS', 'GATEWAY_INSTRUCTIONS', 'ConfigError', 'UnservableNow', 'policy_names', 'UpstreamSpec',
            'expand', 'shared_policy', 'parse_config', 'load_config', 'command_spec', 'upstream_environment',
-           'exposed_name', 'exposed_uri', 'upstream_uri', 'argument_constraints', 'shrink_tool', 'handle_line',
-           'one_payload', 'compress_result', 'SecretFilter', 'spec_secrets', 'UpstreamUnavailable', 'upstream_label',
-           'UpstreamBadResult', 'http_failure', 'Upstream', 'Gateway', 'LineWriter', 'gateway_instructions',
-           'gateway_dispatch']
+           'name_owner', 'exposed_name', 'exposed_uri', 'upstream_uri', 'argument_constraints', 'shrink_tool',
+           'handle_line', 'one_payload', 'compress_result', 'SecretFilter', 'spec_secrets', 'UpstreamUnavailable',
+           'upstream_label', 'UpstreamBadResult', 'http_failure', 'Upstream', 'Gateway', 'LineWriter',
+           'gateway_instructions', 'gateway_dispatch']
 
 # %% ../../nbs/55_mcp_gateway.ipynb #077cc1a5
 import asyncio, concurrent.futures, hashlib, json, logging, os, re, shutil, threading, time
@@ -159,11 +159,19 @@ def upstream_environment(env: tuple = (), environ: dict | None = None) -> dict:
 # %% ../../nbs/55_mcp_gateway.ipynb #ea8e2c41
 _NAME_BAD = re.compile(r'[^A-Za-z0-9_.-]')
 
-def exposed_name(server: str, tool: str, namespaced: bool) -> str:
-    "The tool name the gateway shows for upstream `server`'s `tool`: valid under MCP 2025-11-25 (1–128 of `[A-Za-z0-9_.-]`), deterministic."
+def name_owner(name: str, servers) -> 'str | None':
+    "The server among `servers` (config names) whose `<server>__` (invalid characters as `_`) is the longest prefix of namespaced tool name `name`, else None."
+    owners = [s for s in servers if name.startswith(_NAME_BAD.sub('_', s) + '__')]
+    return max(owners, key=lambda s: len(_NAME_BAD.sub('_', s)), default=None)
+
+# %% ../../nbs/55_mcp_gateway.ipynb #e25bcc1a
+def exposed_name(server: str, tool: str, namespaced: bool, servers=()) -> str:
+    "The tool name the gateway shows for upstream `server`'s `tool`: valid under MCP 2025-11-25 (1–128 of `[A-Za-z0-9_.-]`), deterministic, unique among the names of the config's `servers` (`name_owner`)."
     name = f'{_NAME_BAD.sub("_", server)}__{tool}' if namespaced else tool
-    if len(name) <= 128 and not _NAME_BAD.search(name) and name: return name
+    claimed = namespaced and name_owner(name, servers) not in (None, server)
+    if len(name) <= 128 and not _NAME_BAD.search(name) and name and not claimed: return name
     digest = hashlib.sha256(f'{server}\0{tool}'.encode('utf-8', 'surrogatepass')).hexdigest()[:10]
+    if claimed: return f'{_NAME_BAD.sub("_", server)}__{re.sub("_+", "_", _NAME_BAD.sub("_", tool))}'[:117].rstrip('_') + '_' + digest
     return _NAME_BAD.sub('_', name)[:117] + '_' + digest
 
 # %% ../../nbs/55_mcp_gateway.ipynb #cc032239
@@ -248,9 +256,9 @@ def _replace_strings(value, view):
 
 # %% ../../nbs/55_mcp_gateway.ipynb #70b12f52
 def one_payload(texts: list[str]) -> str:
-    "Several text blocks' texts as one payload: a JSON array of them when each is a JSON value, else joined by newlines."
+    "Several text blocks' texts as one payload: a JSON array of them when each is a JSON value, else joined with a newline after each block that does not already end in one."
     if all(_is_json(t) for t in texts): return '[' + ',\n'.join(texts) + ']'
-    return '\n'.join(texts)
+    return ''.join(t if t.endswith('\n') else t + '\n' for t in texts[:-1]) + texts[-1]
 
 # %% ../../nbs/55_mcp_gateway.ipynb #ca51ca8a
 def _is_json(text: str) -> bool:
@@ -288,13 +296,17 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
         else:
             sc2, sc_changed = _replace_strings(sc, view)
             if sc_changed and (output_schema is None or _valid(sc2, output_schema)): new['structuredContent'] = sc2
-    whole = one_payload([b['text'] for b in texts]) if len(texts) > 1 else None
-    if whole is not None and (v := view(whole)) is not None:     # many blocks: one payload, one view in the first text block's place
-        others = {id(b) for b in texts[1:]}
-        new['content'] = [{**b, 'text': v} if b is texts[0] else b for b in content if id(b) not in others]
-    else:
-        new['content'] = [{**b, 'text': v} if isinstance(b, dict) and b.get('type') == 'text' and isinstance(b.get('text'), str)
-                          and (v := view(b['text'])) is not None else b for b in content]
+    text_ids, out, run = {id(b) for b in texts}, [], []
+    def flush():                                 # a run of consecutive text blocks: one payload, one view in its first block's place
+        whole = one_payload([b['text'] for b in run]) if len(run) > 1 else None
+        if whole is not None and (v := view(whole)) is not None: out.append({**run[0], 'text': v})
+        else: out.extend({**b, 'text': v} if (v := view(b['text'])) is not None else b for b in run)
+        run.clear()
+    for b in content:
+        if id(b) in text_ids: run.append(b)
+        else: flush(); out.append(b)             # an image, audio, link or embedded resource keeps its place between the runs
+    flush()
+    new['content'] = out
     if not changed: return result, []
     return new, used
 
@@ -625,6 +637,7 @@ class Gateway:
         if len(set(names)) != len(names): raise ConfigError('two servers share a name')
         self._loop = _Loop()
         self.upstreams = [Upstream(s, self._loop, startup_timeout, self._up) for s in specs]
+        self._servers = tuple(s.name for s in specs)        # the config's server names: whose namespaced name is whose (`name_owner`)
         self.namespaced, self.catalog_wait, self.on_change = len(specs) > 1 or any(s.namespaced for s in specs), catalog_wait, on_change
         self._routes, self._catalog, self._catalog_key, self._catalog_digest = {}, [], None, None
         self._starting, self._deadline, self._served, self._booted = [], 0.0, False, threading.Event()
@@ -701,7 +714,7 @@ class Gateway:
             routes, catalog = {}, []
             for u in self.upstreams:
                 for t in u.tools:                   # a lone upstream's tool named like the gateway's own is namespaced too
-                    name = exposed_name(u.name, t['name'], self.namespaced or t['name'] in RESERVED_NAMES)
+                    name = exposed_name(u.name, t['name'], self.namespaced or t['name'] in RESERVED_NAMES, self._servers)
                     routes[name] = (u, t['name'], t.get('outputSchema'))
                     shown = shrink_tool(t) if u.spec.policy.shrinks else t
                     catalog.append({**shown, 'name': name})
@@ -717,14 +730,14 @@ class Gateway:
     def owner(self, name: str) -> 'Upstream | None':
         "The upstream that is not up and whose tools `name` would be among (`<server>__…`, or the only upstream), else None."
         for u in self.upstreams:
-            if u.state != 'up' and (not self.namespaced or name.startswith(_NAME_BAD.sub('_', u.name) + '__')): return u
+            if u.state != 'up' and (not self.namespaced or name_owner(name, self._servers) == u.name): return u
         return None
 
     def lane(self, name) -> 'str | None':
         "The upstream whose queue a `tools/call` of exposed `name` waits in (`caveman-mcp` gives each upstream its own threads), or None for the gateway's own tools; from the name alone, never waiting."
         if not isinstance(name, str) or name in RESERVED_NAMES: return None
         if not self.namespaced: return self.upstreams[0].name
-        return next((u.name for u in self.upstreams if name.startswith(_NAME_BAD.sub('_', u.name) + '__')), None)
+        return name_owner(name, self._servers)
 
     def call_tool(self, name: str, arguments, engine=None, progress=None, timeout: float | None = None) -> tuple[dict, list]:
         "Forward `tools/call` of exposed tool `name` (`progress(progress, total, message)` receives the upstream's progress); returns (MCP result dict, engine Results used). Raises `KeyError` for an unknown tool, `UpstreamUnavailable`, or the upstream's `MCPError`."
@@ -773,13 +786,13 @@ class Gateway:
     def prompts(self) -> list[dict]:
         "The live upstreams' prompts, namespaced like tools."
         self._settle(self._deadline)
-        return [{**p, 'name': exposed_name(u.name, p['name'], self.namespaced)} for u in self.upstreams if u.state == 'up' for p in u.prompts]
+        return [{**p, 'name': exposed_name(u.name, p['name'], self.namespaced, self._servers)} for u in self.upstreams if u.state == 'up' for p in u.prompts]
 
     def get_prompt(self, name: str, arguments=None) -> dict:
         "`prompts/get` of an exposed prompt name; raises `KeyError` when no upstream has it."
         for u in self.upstreams:
             for p in u.prompts:
-                if exposed_name(u.name, p['name'], self.namespaced) == name:
+                if exposed_name(u.name, p['name'], self.namespaced, self._servers) == name:
                     return _plain(self._loop.run(u.call('get_prompt', p['name'], arguments)))
         raise KeyError(name)
 
