@@ -11,7 +11,7 @@ import asyncio, http.server, json, sys, threading, time
 
 import pytest
 
-from _mcp_client import result_text, session
+from _mcp_client import result_text, session, tools_of as _tools_of
 from conftest import server_command, child_env
 
 pytestmark = pytest.mark.slow
@@ -91,13 +91,7 @@ def config(raw, servers: dict) -> list[str]:
     return ['--config', str(cfg)]
 
 
-async def tools_of(s, name: str) -> list[str]:
-    "`tools/list` names once `name` is among them (an upstream slow to start joins later)."
-    t0 = time.monotonic()
-    while True:
-        names = [t.name for t in (await s.list_tools()).tools]
-        if name in names or time.monotonic() - t0 > LIMIT: return names
-        await asyncio.sleep(0.3)
+async def tools_of(s, name: str) -> list[str]: return await _tools_of(s, name, LIMIT)
 
 
 def list_changed_counter():

@@ -5,11 +5,11 @@ The upstream is a raw JSON-RPC stdio server written by this test (`RAW6`), listi
 `imgtext` returns [text, image, text], any other tool answers `<server> <tool>`. Each test failed before its fix
 (break test 6, r25, r26, r29).
 """
-import asyncio, json, sys, time
+import asyncio, json, sys
 
 import pytest
 
-from _mcp_client import result_text, session
+from _mcp_client import result_text, session, tools_of as _tools_of
 from conftest import server_command, child_env
 
 pytestmark = pytest.mark.slow
@@ -58,13 +58,7 @@ def client(args: list[str], env: dict, errlog):
     return session(server_command() + args, env, errlog)
 
 
-async def tools_of(s, name: str) -> list[str]:
-    "`tools/list` names once `name` is among them."
-    t0 = time.monotonic()
-    while True:
-        names = [t.name for t in (await s.list_tools()).tools]
-        if name in names or time.monotonic() - t0 > LIMIT: return names
-        await asyncio.sleep(0.3)
+async def tools_of(s, name: str) -> list[str]: return await _tools_of(s, name, LIMIT)
 
 
 def handle_of(view: str) -> 'str | None':
