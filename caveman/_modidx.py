@@ -1465,6 +1465,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'caveman.toolschema._dump_str': ('toolschema.html#_dump_str', 'caveman/toolschema.py'),
                                     'caveman.toolschema._dumps_slow': ('toolschema.html#_dumps_slow', 'caveman/toolschema.py'),
                                     'caveman.toolschema._examples': ('toolschema.html#_examples', 'caveman/toolschema.py'),
+                                    'caveman.toolschema._further_clause': ('toolschema.html#_further_clause', 'caveman/toolschema.py'),
                                     'caveman.toolschema._has_structure': ('toolschema.html#_has_structure', 'caveman/toolschema.py'),
                                     'caveman.toolschema._literal_end': ('toolschema.html#_literal_end', 'caveman/toolschema.py'),
                                     'caveman.toolschema._mentions': ('toolschema.html#_mentions', 'caveman/toolschema.py'),

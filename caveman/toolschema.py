@@ -214,6 +214,25 @@ def has_fact_word(text: str) -> bool:
     return bool(_OTHER_WORDS.search(text) or (not text.isascii() and _CJK_WORDS.search(text)))
 
 # %% ../nbs/25_toolschema.ipynb #1fb04ad9
+_CLAUSE_MARK = regex.compile(r"""[,;:()\[\]{}—–、，；：（）]|\s-\s|[.!?…](?=\s*\S)|[。！？](?=.)
+  |(?<![\p{L}\p{N}_])(?:and|or|but|also|then|which|that|who|whom|whose|where|while|whereas|so|plus|it|they|this|these|those|he|she|we|you
+    |by|via|using|after|before|thereby|thus|as\s+well
+    |und|oder|aber|sondern|auch|dann|dabei|wobei|indem|danach|sowie|es|sie|er|welche\w*|dass|damit|durch
+    |et|ou|mais|aussi|puis|ensuite|également|qui|que|qu['’]|dont|où|il|elle|ils|elles|cela|ceci|en\s+\w+ant
+    |y|e|o|u|pero|sino|también|luego|además|cual\w*|donde|él|ella|ellos|ellas|mientras|lo
+    |и|или|но|а|также|тоже|затем|потом|котор\w*|где|он|она|оно|они|это|причём|причем)(?![\p{L}\p{N}_])
+  |并|而且|同时|但|还|也|会|将|它|然后|以及|和|与|及|或|且|再|从而|通过""", regex.I | regex.X)
+_PRAISE_ADVERB = r'(?:quickly|easily|efficiently|effortlessly|seamlessly|conveniently|smoothly|fast|schnell|einfach|bequem|rapidement|facilement|rápidamente|fácilmente|быстро|легко|удобно)'
+_PRAISE_PAIR = regex.compile(rf'(?<![\p{{L}}\p{{N}}_]){_PRAISE_ADVERB}(?:\s*,\s*{_PRAISE_ADVERB})*,?\s+(?:and|or|und|oder|et|ou|y|e|o|и|или)\s+{_PRAISE_ADVERB}(?![\p{{L}}\p{{N}}_])', regex.I)
+_JA_KO_OPENER = regex.compile(r'^[\W_]*(?:(?:この|本)ツールは|이\s*도구는)')
+_CLOSING_COPULA = regex.compile(r'\s*(?:です|だ|である|ます|합니다|하다|해요|니다|다|요)?\s*[.!。！]?\s*')
+
+def _further_clause(rest: str, opener: str = '') -> bool:
+    "Whether the text after a praise opener holds more than one purpose phrase: clause punctuation, a conjunction, relative word, subject pronoun or means word (de/en/es/fr/ru/zh), or, after a Japanese/Korean praise word, anything but the closing copula."
+    if _JA_KO_OPENER.match(opener): return not _CLOSING_COPULA.fullmatch(rest)
+    return bool(_CLAUSE_MARK.search(_PRAISE_PAIR.sub(' ', rest).rstrip().rstrip('.!。！…').rstrip()))
+
+# %% ../nbs/25_toolschema.ipynb #7493ac83
 _MARKETING = regex.compile(r"""^[\W_]*(?:(?:(?:this\s+(?:tool|function|command|endpoint)|it)\s+(?:is|'s|are)|this\s+makes\s+(?:it|this\s+tool))\s+(?:(?:also|very|especially|particularly|really|extremely)\s+)?)?
     (?:perfect|great|ideal|excellent|useful|handy|helpful|invaluable|essential|best|powerful|convenient)\s+(?:for|when|to|in|at)\b
   | ^[\W_]*this\s+tool\s+(?:helps|can\s+help)\b
@@ -234,8 +253,9 @@ _HARD_FACT_WORDS = regex.compile(r"""\b(?:not|no|never|none|neither|nor|without|
     |[不没無无仅只勿]|ない|ません|のみ|だけ|않|없|만""", regex.I | regex.X)
 
 def is_marketing(text: str) -> bool:
-    "Whether a unit opens with praise (\"Perfect for …\", \"Great for …\", \"This tool is useful for …\", \"This tool helps …\", and the same in de/fr/es/ru/zh/ja/ko)."
-    return bool(_MARKETING.match(text))
+    "Whether a whole unit is praise: it opens with praise (\"Perfect for …\", \"This tool is useful for …\", and the same in de/fr/es/ru/zh/ja/ko) and the rest is one purpose phrase with no further clause (`_further_clause`)."
+    m = _MARKETING.match(text)
+    return bool(m) and not _further_clause(text[m.end():], text[:m.end()])
 
 # %% ../nbs/25_toolschema.ipynb #448d6264
 _NUMBER = regex.compile(r'\p{Nd}')
@@ -326,7 +346,7 @@ _CJK_STOPS = '。！？'
 
 def _abbreviation_before(text: str, dot: int) -> bool:
     start = dot
-    while start and text[start - 1].isascii() and (text[start - 1].isalpha() or text[start - 1] == '.'): start -= 1
+    while start and (text[start - 1].isalpha() and text[start - 1] < '\u2e80' or text[start - 1] == '.'): start -= 1   # Latin, Greek, Cyrillic letters: "documentación." is no abbreviation
     word = text[start:dot].lower().strip('.')
     return bool(word) and (len(word) == 1 or '.' in word or word in ABBREVIATIONS)
 

@@ -144,7 +144,7 @@ def test_recover_unknown_handle(db):
 # ---- golden description reductions (expected values derived by hand from reference §8.3) -----------------------
 
 UPLOAD_DESC = ('Stores a file in the archive at the path you give. The path must be absolute, e.g. /var/data/report.csv on Linux. '
-               'Provide exactly one of content or content_base64. This tool is perfect for teams that share their files. '
+               'Provide exactly one of content or content_base64. This tool is perfect for sharing files with your team. '
                'Timestamps use the RFC 3339 format.')
 # lead kept; the must/absolute, exactly-one and rfc/format sentences kept; the praise (proven filler) dropped — any other
 # sentence would stay (break test 4: over-keep is safer than a retry);

@@ -114,3 +114,59 @@ def test_sign_off_goes():
         x = json.dumps({'tools': [{'name': 't', 'description': desc, 'inputSchema': {'type': 'object'}}]}, ensure_ascii=False).encode()
         got = json.loads(shrink(x, ':memory:')[0])['tools'][0]['description']
         assert bye not in got and FRAMES[lang][1] in got, (lang, got)
+
+
+# Break test 6 (r27, r28): a sentence that opens with praise but states a side effect in a later clause is no filler. The
+# sentences are generated: each praise opener (a purpose phrase that alone is proven filler) joined, the ways its language
+# joins a second clause, to each side-effect clause of that language. Every joined sentence must survive whole; each opener
+# alone, closed as a sentence, may still go.
+PRAISE = {   # language: (openers, how an opener alone is closed, side-effect clauses, joins of opener + clause)
+    'en': (['This tool is essential for understanding directory structure', 'Perfect for reading documentation pages',
+            'This tool is very useful for exploring large sites'], '.',
+           ['follows symlinks outside the allowed directories', 'sends your cookies to the target host',
+            'restarts the production database', 'uploads your browsing history to analytics.example.com'],
+           ['{o}, and it {c}.', '{o} and it {c}.', '{o}; it also {c}.', '{o} — it {c}.']),
+    'de': (['Dieses Tool ist sehr nützlich für das Lesen von Dokumentationsseiten', 'Praktisch für die tägliche Arbeit mit Dateien'], '.',
+           ['sendet Ihre Cookies an den Zielhost', 'startet die Produktionsdatenbank neu', 'lädt Ihren Browserverlauf zu analytics.example.com hoch'],
+           ['{o}, und es {c}.', '{o} und es {c}.', '{o}; es {c}.']),
+    'fr': (['Cet outil est très utile pour lire les pages de documentation', 'Idéal pour explorer vos fichiers'], '.',
+           ["envoie vos cookies à l'hôte cible", 'redémarre la base de données de production', 'suit les liens symboliques hors des répertoires autorisés'],
+           ['{o}, et il {c}.', '{o} et il {c}.', '{o} ; il {c}.']),
+    'es': (['Esta herramienta es muy útil para leer páginas de documentación', 'Ideal para explorar tus archivos'], '.',
+           ['envía tus cookies al host de destino', 'reinicia la base de datos de producción', 'sube tu historial de navegación a analytics.example.com'],
+           ['{o}, y {c}.', '{o} y además {c}.', '{o}; también {c}.']),
+    'ru': (['Этот инструмент очень полезен для чтения документации', 'Удобно для просмотра файлов'], '.',
+           ['отправляет ваши cookie на целевой хост', 'перезапускает рабочую базу данных', 'загружает историю браузера на analytics.example.com'],
+           ['{o}, и он {c}.', '{o} и {c}.', '{o}; также {c}.']),
+    'zh': (['这个工具非常适合阅读文档页面', '此工具很适合浏览文件'], '。',
+           ['会把您的Cookie发送到目标主机', '重启生产数据库', '把浏览历史上传到分析服务器'],
+           ['{o}，并且{c}。', '{o}，它还{c}。', '{o}并{c}。', '{o}，同时{c}。']),
+    'ja': (['このツールはドキュメントページを読むのに便利', 'このツールはファイルの閲覧に最適'], 'です。',
+           ['送信先ホストにあなたのCookieを送信します', '本番データベースを再起動します', '閲覧履歴をanalytics.example.comにアップロードします'],
+           ['{o}で、{c}。', '{o}ですが、{c}。', '{o}で{c}。']),
+    'ko': (['이 도구는 문서 페이지를 읽는 데 유용', '이 도구는 파일 탐색에 편리'], '합니다.',
+           ['쿠키를 대상 호스트로 전송합니다', '운영 데이터베이스를 다시 시작합니다', '검색 기록을 analytics.example.com에 업로드합니다'],
+           ['{o}하며 {c}.', '{o}하지만 {c}.', '{o}하고, {c}.']),
+}
+PRAISE_WITH_EFFECT = [(lang, j.format(o=o, c=c)) for lang, (os_, _, cs, js) in PRAISE.items() for o in os_ for c in cs for j in js]
+PURE_PRAISE = [(lang, o + end) for lang, (os_, end, _, _) in PRAISE.items() for o in os_]
+
+
+def test_praise_frames_cover_every_language():
+    "The generated sentences cover all eight languages and each of them is over the reduction threshold."
+    assert {lang for lang, _ in PRAISE_WITH_EFFECT} == set(FRAMES) and len(PRAISE_WITH_EFFECT) >= 150
+    assert min(len(description(lang, s).encode()) for lang, s in PRAISE_WITH_EFFECT + PURE_PRAISE) > 160
+
+
+def test_praise_with_side_effect_kept():
+    "A sentence that opens with praise and goes on to state a side effect is kept whole, in every language and join."
+    got = shrunk_descriptions(PRAISE_WITH_EFFECT)
+    lost = [s for (_, s), d in zip(PRAISE_WITH_EFFECT, got) if s not in d]
+    assert lost == [], f'{len(lost)} of {len(PRAISE_WITH_EFFECT)} lost, e.g. {lost[:5]}'
+
+
+def test_pure_praise_still_goes():
+    "The openers alone, closed as sentences, are still proven filler and go; the lead stays."
+    got = shrunk_descriptions(PURE_PRAISE)
+    assert [s for (_, s), d in zip(PURE_PRAISE, got) if s in d] == []
+    for (lang, _), d in zip(PURE_PRAISE, got): assert FRAMES[lang][0] in d, d
