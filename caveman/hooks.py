@@ -63,6 +63,9 @@ def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', no
         return fit_view(view + ('' if view.endswith('\n') else '\n'), policy.max_chars - len(tail)) + tail
     return lossless_view(text)
 
+# %% ../nbs/63_hooks.ipynb #b0f1b012
+def _gap_line(n: int) -> str: return f'… {n} {"line" if n == 1 else "lines"} of this view elided (caveman): they are in the original …\n'
+
 # %% ../nbs/63_hooks.ipynb #99ca28c2
 _BREAK = re.compile(r'[, ]')
 
@@ -92,7 +95,7 @@ def fit_view(view: str, limit: int) -> str:
     tail.reverse()
     if 2 * used < budget: return _fit_characters(view, budget)     # a few long lines (minified JSON): whole lines would show almost nothing
     gap = len(lines) - len(head) - len(tail)
-    return ''.join(head) + f'… {gap} {"line" if gap == 1 else "lines"} of this view elided (caveman): they are in the original …\n' + ''.join(tail)
+    return ''.join(head) + _gap_line(gap) + ''.join(tail)
 
 # %% ../nbs/63_hooks.ipynb #5d54e830
 MAX_PERSISTED = 64 * 1024 * 1024   # bytes read back from a persisted Bash output
@@ -121,8 +124,6 @@ PERSISTED_VIEW_CHARS = 2_000   # characters of view for an output the host persi
 _HANDLE_LINE = re.compile(r'… caveman: this is a compressed view; caveman_retrieve\(recovery_handle="ccr_[0-9a-f]+"\)')
 _GAP = 100                     # characters set aside for each marker line
 _LOUD = re.compile(r'\b(?:errors?|fail(?:ed|ure|ures)?|fatal|panic|exceptions?|warnings?)\b', re.I)   # besides signal lines: any line naming a failure
-
-def _gap_line(n: int) -> str: return f'… {n} {"line" if n == 1 else "lines"} of this view elided (caveman): they are in the original …\n'
 
 # %% ../nbs/63_hooks.ipynb #8ae9a14c
 def fit_lines(lines: list[str], limit: int) -> str | None:
