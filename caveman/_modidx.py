@@ -1225,6 +1225,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                    'caveman.mcp.tools._fetch': ('mcp_tools.html#_fetch', 'caveman/mcp/tools.py'),
                                    'caveman.mcp.tools._is_unicode': ('mcp_tools.html#_is_unicode', 'caveman/mcp/tools.py'),
                                    'caveman.mcp.tools._missing': ('mcp_tools.html#_missing', 'caveman/mcp/tools.py'),
+                                   'caveman.mcp.tools._required_str': ('mcp_tools.html#_required_str', 'caveman/mcp/tools.py'),
                                    'caveman.mcp.tools._schema': ('mcp_tools.html#_schema', 'caveman/mcp/tools.py'),
                                    'caveman.mcp.tools._str_arg': ('mcp_tools.html#_str_arg', 'caveman/mcp/tools.py'),
                                    'caveman.mcp.tools._utf8_len': ('mcp_tools.html#_utf8_len', 'caveman/mcp/tools.py'),

@@ -180,6 +180,14 @@ def _missing(args: dict, name: str, tool: str) -> ToolError:
     got = sorted(k for k in args if k != name)
     return ToolError('cave_invalid_arguments', f'{tool}: missing {name}' + (f' (got {", ".join(map(repr, got))})' if got else ''))
 
+# %% ../../nbs/52_mcp_tools.ipynb #8c3ff3a2
+def _required_str(arguments, name: str, tool: str) -> str:
+    "The string argument `name` of `arguments` (a JSON object), non-empty; raises `ToolError('cave_invalid_arguments')` for arguments that are no object, a value that is no string, or a missing or empty one."
+    args = _args(arguments, tool)
+    text = _str_arg(args, name, tool)
+    if not text: raise _missing(args, name, tool)
+    return text
+
 # %% ../../nbs/52_mcp_tools.ipynb #faab1ee3
 class Tools:
     "The five caveman tools for one MCP session (reference §7.4–7.8); `engine` is an `Engine` or a function returning one, called once on first use."
@@ -323,9 +331,7 @@ def stats(self: Tools, arguments=None) -> dict:
 def toon_encode(self: Tools, arguments) -> dict:
     "`caveman_toon_encode`: `{input}` -> `{output, encoded, input_bytes, output_bytes, note?}` (bytes are UTF-8 byte counts)."
     from caveman import toon
-    args = _args(arguments, 'toon_encode')
-    text = _str_arg(args, 'input', 'toon_encode')
-    if not text: raise _missing(args, 'input', 'toon_encode')
+    text = _required_str(arguments, 'input', 'toon_encode')
     n = _utf8_len(text)
     try: out = toon.encode(text)
     except toon.ToonError as e:
@@ -337,9 +343,7 @@ def toon_encode(self: Tools, arguments) -> dict:
 def toon_decode(self: Tools, arguments) -> str:
     "`caveman_toon_decode`: `{input}` -> compact JSON text; invalid TOON -> `ToolError('cave_invalid_toon')` without echoing the input."
     from caveman import toon
-    args = _args(arguments, 'toon_decode')
-    text = _str_arg(args, 'input', 'toon_decode')
-    if not text: raise _missing(args, 'input', 'toon_decode')
+    text = _required_str(arguments, 'input', 'toon_decode')
     try: return toon.decode(text)
     except toon.ToonError as e: raise ToolError('cave_invalid_toon', f'not valid TOON, no JSON was emitted: {e}')
 
@@ -403,6 +407,7 @@ def read_original(self: Tools, params, version: str) -> dict:
     except (ccr.NotFound, ccr.StoreError): raise not_found
     try: return {'contents': [{'uri': uri, 'mimeType': 'text/plain', 'text': data.decode('utf-8')}]}
     except UnicodeDecodeError: return {'contents': [{**blob_resource(handle, data)['resource'], 'uri': uri}]}
+
 
 
 # %% ../../nbs/52_mcp_tools.ipynb #5950d61f
