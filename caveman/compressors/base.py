@@ -12,7 +12,7 @@ __all__ = ['SAFETY_CLASSES', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIELDS', 'MAX_NA
            'json_scalar_text', 'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields',
            'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill', 'split_lines', 'join_lines',
            'crlf_majority', 'synth_line', 'ELLIPSIS', 'plural', 'elision_marker', 'counted_pattern', 'note_marker',
-           'NOTE_PATTERN', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY']
+           'NOTE_PREFIX', 'NOTE_PATTERN', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -65,9 +65,9 @@ from ..lines import split_lines, join_lines, crlf_majority, synth_line
 _all_ = ['split_lines', 'join_lines', 'crlf_majority', 'synth_line']
 
 # %% ../../nbs/10_compressors_base.ipynb #f8c9371a
-from ..markers import (ELLIPSIS, plural, elision_marker, counted_pattern, note_marker, NOTE_PATTERN,
+from ..markers import (ELLIPSIS, plural, elision_marker, counted_pattern, note_marker, NOTE_PREFIX, NOTE_PATTERN,
                              MARKER_KEY, INVARIANTS_KEY, NOTE_KEY)
-_all_ = ['ELLIPSIS', 'plural', 'elision_marker', 'counted_pattern', 'note_marker', 'NOTE_PATTERN', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY']
+_all_ = ['ELLIPSIS', 'plural', 'elision_marker', 'counted_pattern', 'note_marker', 'NOTE_PREFIX', 'NOTE_PATTERN', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY']
 
 # %% ../../nbs/10_compressors_base.ipynb #8c7120dc
 import re
@@ -565,13 +565,13 @@ def worth_eliding(run_units: int, summary: str, marker_bytes: int, run_bytes: in
     return run_units >= 3 or (bool(summary) and 2 * marker_bytes <= run_bytes)
 
 # %% ../../nbs/10_compressors_base.ipynb #b9c55e02
-CONTRACT_PREFIX = f'{ELLIPSIS} caveman: elided '
+CONTRACT_PREFIX = f'{NOTE_PREFIX}elided '   # a note marker (`note_marker`) that begins `elided`
 CONTRACT_MIN_ELIDED = 4096
 
 def contract_line(unit: str) -> str:
     "The once-per-payload contract line for elided `unit`s (`lines`, `rows`, `elements`), emitted when >= 4096 bytes were elided (reference §3.3)."
-    return (f'{CONTRACT_PREFIX}{unit} resemble those shown and satisfy the stated invariants; answer from this view '
-            f'and use caveman_retrieve at most once, broadly, as a last resort {ELLIPSIS}')
+    return note_marker(f'elided {unit} resemble those shown and satisfy the stated invariants; answer from this view '
+                       f'and use caveman_retrieve at most once, broadly, as a last resort')
 
 # %% ../../nbs/10_compressors_base.ipynb #559b3be6
 from typing import Callable
