@@ -160,7 +160,8 @@ def body_replacement(body: ts.Node, src: bytes, language: str, newline: bytes = 
     return doc + newline + indent + b'...'
 
 # %% ../../nbs/21_compressors_code.ipynb #7b019749
-_DOC_MARKER = re.compile(rb'^\xe2\x80\xa6 caveman: \d+ doc comment lines elided \xe2\x80\xa6$')
+from .base import note_marker
+_DOC_MARKER = re.compile(('^' + note_marker(r'\d+ doc comment lines elided') + '$').encode())
 
 def shorten_doc_comment(text: bytes, indent: bytes, newline: bytes = b'\n') -> bytes | None:
     "A `/** ... */` comment cut to its first text line, the first line of each tag but `@example`, and a count marker; `None` if under 4 lines or nothing to drop."
@@ -184,7 +185,7 @@ def shorten_doc_comment(text: bytes, indent: bytes, newline: bytes = b'\n') -> b
         if s or fence: dropped += 1
     if content[-1].strip(): dropped += 1
     if dropped < 2: return None
-    kept.append('… caveman: {} doc comment lines elided …'.format(dropped).encode())
+    kept.append(note_marker(f'{dropped} doc comment lines elided').encode())
     pad = indent + b' * '
     return newline.join([b'/**'] + [pad + k for k in kept] + [indent + b' */'])
 
