@@ -175,21 +175,24 @@ def built_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
 def test_every_page_shows_an_output(built_site):
     "Each notebook's page shows at least one real output (a page of prose and code alone reads as if nothing ran)."
     site, _ = built_site
-    assert pages_without_output(site) == []
+    bad = pages_without_output(site)
+    assert bad == [], f'pages without an output: {bad}'
 
 
 @pytest.mark.slow
 def test_every_link_and_anchor_of_the_site_resolves(built_site):
     "Every link of every page that points inside the site reaches a page, and an anchor an id on it."
     site, _ = built_site
-    assert dead_links(site) == []
+    bad = dead_links(site)
+    assert bad == [], f'dead links: {bad}'
 
 
 @pytest.mark.slow
 def test_contents_list_every_notebook_under_a_heading_naming_it(built_site):
     "The contents page lists every notebook once, in architecture order, each under a section heading that names its module."
     site, _ = built_site
-    assert contents_problems(site) == []
+    bad = contents_problems(site)
+    assert bad == [], f'contents: {bad}'
 
 
 @pytest.mark.slow
