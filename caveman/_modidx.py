@@ -327,6 +327,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                 'caveman/compressors/code.py'),
                                           'caveman.compressors.code._holds_signal': ( 'compressors_code.html#_holds_signal',
                                                                                       'caveman/compressors/code.py'),
+                                          'caveman.compressors.code._keep_last_line': ( 'compressors_code.html#_keep_last_line',
+                                                                                        'caveman/compressors/code.py'),
                                           'caveman.compressors.code._parse_clean': ( 'compressors_code.html#_parse_clean',
                                                                                      'caveman/compressors/code.py'),
                                           'caveman.compressors.code._query': ( 'compressors_code.html#_query',
