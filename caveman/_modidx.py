@@ -720,6 +720,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect._looks_like_markdown': ('detect.html#_looks_like_markdown', 'caveman/detect.py'),
                                 'caveman.detect._markdown_rows': ('detect.html#_markdown_rows', 'caveman/detect.py'),
                                 'caveman.detect._mostly_statements': ('detect.html#_mostly_statements', 'caveman/detect.py'),
+                                'caveman.detect._numbered_records': ('detect.html#_numbered_records', 'caveman/detect.py'),
                                 'caveman.detect._open_tag_end': ('detect.html#_open_tag_end', 'caveman/detect.py'),
                                 'caveman.detect._pack': ('detect.html#_pack', 'caveman/detect.py'),
                                 'caveman.detect._read_delimited': ('detect.html#_read_delimited', 'caveman/detect.py'),
