@@ -403,6 +403,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                           'caveman/compressors/config.py'),
                                             'caveman.compressors.config.compress_config': ( 'compressors_config.html#compress_config',
                                                                                             'caveman/compressors/config.py'),
+                                            'caveman.compressors.config.decoded_lines': ( 'compressors_config.html#decoded_lines',
+                                                                                          'caveman/compressors/config.py'),
                                             'caveman.compressors.config.document_titles': ( 'compressors_config.html#document_titles',
                                                                                             'caveman/compressors/config.py'),
                                             'caveman.compressors.config.flag_word_lines': ( 'compressors_config.html#flag_word_lines',
