@@ -367,6 +367,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                           'caveman/compressors/config.py'),
                                             'caveman.compressors.config.Entries._suffix': ( 'compressors_config.html#entries._suffix',
                                                                                             'caveman/compressors/config.py'),
+                                            'caveman.compressors.config.Entries.find': ( 'compressors_config.html#entries.find',
+                                                                                         'caveman/compressors/config.py'),
                                             'caveman.compressors.config.Entries.path': ( 'compressors_config.html#entries.path',
                                                                                          'caveman/compressors/config.py'),
                                             'caveman.compressors.config.LineSet': ( 'compressors_config.html#lineset',

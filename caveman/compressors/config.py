@@ -246,6 +246,13 @@ class Entries(Sequence):
         if i < 0: i += len(self)
         if not 0 <= i < len(self): raise IndexError(i)
         return self._entry(i, self.path(i))
+    def find(self, paths) -> list[int]:
+        "Indices of the entries whose path is in `paths` (strs): only entries whose own step ends one of them get a path made."
+        tails = {p.rsplit(' of document ', 1)[0] if self.docs else p for p in paths}
+        by_text = {t: k for k, t in enumerate(self.segments)}
+        steps = {by_text[t[k:]] for t in tails for k in range(len(t)) if t[k] in '.[' and t[k:] in by_text}
+        steps |= {-int(m.group(1)) - 1 for t in tails if (m := re.search(r'\[(\d+)\]\Z', t))}
+        return [i for i, st in enumerate(self.step) if st in steps and self.path(i) in paths]
     def __iter__(self):
         stack = []                                     # (index, path) of the open ancestors: each path made once
         for i in range(len(self)):
@@ -586,8 +593,9 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
         covered = bytearray(n)                                        # a byte a line, not a set of ints
         for a, (b, _) in replaced.items(): covered[a:b] = b'\x01' * (b - a)
         wanted = {claim.removeprefix('same as ').removeprefix('under ') for _, _, claim in repeated}
-        for e in layout.entries:                                      # what a `same as` marker points at stays whole
-            if e.path in wanted: covered[e.start:e.end] = b'\x01' * (e.end - e.start)
+        for i in layout.entries.find(wanted):                         # what a `same as` marker points at stays whole
+            a, b = layout.entries.start[i], layout.entries.end[i]
+            covered[a:b] = b'\x01' * (b - a)
         for a, b, lead in block_middles(lines, [blk for blk in blocks if not covered[blk[0]]], keep):
             replaced[a] = b, lead + '# ' + elision_marker(b - a, 'lines')
     cr = '\r' if crlf_majority(body) else ''
