@@ -373,9 +373,9 @@ def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool
                      flag: Sequence[bool] | None = None) -> list[tuple[int, int, str]]:
     "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line)."
     if flag is None: flag = [_flags(l) for l in lines]
-    # prefix counts: lines kept (or comments), lines free of flags, markers, anchors; machine ints (8 bytes a line, not 36)
-    shown = array('q', accumulate((bool(k or c) for k, c in zip(keep, comment)), initial=0))
-    plain = array('q', accumulate((not (f or (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)))
+    # prefix counts: lines kept (or comments), lines free of flags, markers, anchors; machine ints (4 bytes a line, not 36)
+    shown = array('i', accumulate((bool(k or c) for k, c in zip(keep, comment)), initial=0))
+    plain = array('i', accumulate((not (f or (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)))
                                    for f, l in zip(flag, lines)), initial=0))
     first, out, done = {}, [], -1
     for i, (start, end, f) in enumerate(zip(entries.start, entries.end, entries.flags)):   # no path made unless named
@@ -564,17 +564,18 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     blocks = block_scalars(lines, sorted(layout.blocks)) if yml else []   # where the parser saw one: `a: |` inside a string is none
     groups = [*blocks, *scalar_groups(layout.inside)] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
     inside = LineSet(n, ((a + 1, b) for a, b in groups))
-    comment = comment_lines(lines, kind, inside)
-    flag = [f or s is not None for f, s in zip(flag_word_lines(body, lines), signal_flags(lines, SOURCE))]
-    keep = [flag[i] or (yml and i not in inside and (
+    comment = bytearray(comment_lines(lines, kind, inside))          # per-line facts: a byte a line, not 8
+    flag = bytearray(f or s is not None for f, s in zip(flag_word_lines(body, lines), signal_flags(lines, SOURCE)))
+    mask = inside.mask
+    keep = [flag[i] or (yml and not mask[i] and (
             (not l[:1].isspace() and not comment[i] and _YAML_KEY.match(l) is not None and not l.startswith('- '))
             or _DOC_MARKER.match(l) is not None or ('&' in l and _ANCHOR.search(l) is not None))) for i, l in enumerate(lines)]
     for i in [*range(HEAD), *range(max(0, n - TAIL), n)]: keep[i] = True
     asked = query_fill(lines, keep, query, QUERY_LIMIT) if query else keep
     configuration = array('i', (i for i in range(n) if not comment[i]))   # 4 bytes a line, not 36
     for i, k in zip(configuration, keep_non_redundant([lines[i] for i in configuration], [asked[i] for i in configuration])): keep[i] = k
-    title = document_titles(lines, comment) if yml else [False] * n
-    shown = [comment[i] and (flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL) for i in range(n)]   # the comment rule
+    title = bytearray(document_titles(lines, comment)) if yml else bytearray(n)
+    shown = bytearray(comment[i] and (flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL) for i in range(n))   # the comment rule
     def comment_rule(keep): return [shown[i] if comment[i] else k for i, k in enumerate(keep)]
     def whole(keep):                                                  # a multi-line value is kept whole or not at all
         for a, b in groups:
