@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['CHILDREN', 'FLAG_WORDS', 'FLAG_BLOCK_BYTES', 'Entry', 'Layout', 'BLOCK_HEAD', 'BLOCK_TAIL', 'DECODE_BLOCK',
            'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'indentation', 'is_comment', 'block_scalars',
-           'yaml_parents', 'yaml_context', 'section_context', 'flag_word_lines', 'comment_lines', 'document_titles',
-           'yaml_path', 'yaml_events', 'Entries', 'yaml_layout', 'repeated_entries', 'scalar_groups', 'toml_groups',
-           'ini_groups', 'block_middles', 'aligned_runs', 'LineSet', 'decoded_lines', 'compress_config']
+           'LineSet', 'member', 'yaml_parents', 'yaml_context', 'section_context', 'flag_word_lines', 'comment_lines',
+           'document_titles', 'yaml_path', 'yaml_events', 'Entries', 'yaml_layout', 'repeated_entries', 'scalar_groups',
+           'toml_groups', 'ini_groups', 'block_middles', 'aligned_runs', 'decoded_lines', 'compress_config']
 
 # %% ../../nbs/16_compressors_config.ipynb #cdc018bf
 import re
@@ -53,6 +53,21 @@ def block_scalars(lines: Sequence[str], headers: Sequence[int] | None = None) ->
         groups.append((i, last + 1)); i = last + 1
     return groups
 
+# %% ../../nbs/16_compressors_config.ipynb #b582a3a0
+class LineSet:
+    "The line indices `[a, b)` of `ranges` among `n` lines, one byte a line: `i in s` for 0 <= i < n; `len(s)` counts them."
+    __slots__ = ('mask',)
+    def __init__(self, n: int, ranges=()):
+        self.mask = bytearray(n)
+        for a, b in ranges:
+            if b > a: self.mask[a:b] = b'\x01' * (b - a)
+    def __contains__(self, i) -> bool: return self.mask[i] == 1
+    def __len__(self) -> int: return self.mask.count(1)
+
+def member(inside):
+    "A function `i -> truthy when i in inside` for a `LineSet` (its byte array's lookup) or any set (its `__contains__`)."
+    return inside.mask.__getitem__ if isinstance(inside, LineSet) else inside.__contains__
+
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
 def _parent_lines(lines: Sequence[str]) -> tuple[array, bytearray]:
     "For each line its depth (twice its indentation, plus one for a `- ` item; -1 for a blank line) and whether it opens a parent (a key ending in `:` or a `- ` item, no comment; 1 or 0): computed once, read by both context passes; machine ints, 5 bytes a line."
@@ -71,9 +86,9 @@ def _parent_lines(lines: Sequence[str]) -> tuple[array, bytearray]:
 def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset(), shape: tuple | None = None) -> list[int]:
     "For each line (an `array` of ints), the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's; `shape`: `_parent_lines(lines)` when already known."
     depth, opens = shape or _parent_lines(lines)
-    stack, out = [], array('i')                          # (depth, index) of open parent lines
+    stack, out, inn = [], array('i'), member(inside)     # (depth, index) of open parent lines
     for i, line in enumerate(lines):
-        if i in inside and out: out.append(out[-1]); continue
+        if inn(i) and out: out.append(out[-1]); continue
         d = depth[i]
         if d < 0: out.append(stack[-1][1] if stack else -1); continue
         if not opens[i] and is_comment(line):
@@ -160,7 +175,8 @@ def flag_word_lines(body: bytes, lines: Sequence[str]) -> list[bool]:
 def comment_lines(lines: Sequence[str], kind: str, inside: set[int] = frozenset()) -> list[bool]:
     "For each line, whether it is a full-line comment: `#`/`;` after indentation (`yaml`, `toml`), at column 0 only for `ini`; never a line index in `inside` (YAML scalar text)."
     if kind == 'ini': return [l[:1] in ('#', ';') for l in lines]
-    return [i not in inside and is_comment(l) for i, l in enumerate(lines)]
+    inn = member(inside)
+    return [not inn(i) and is_comment(l) for i, l in enumerate(lines)]
 
 # %% ../../nbs/16_compressors_config.ipynb #628c4ab2
 def document_titles(lines: Sequence[str], comment: Sequence[bool]) -> list[bool]:
@@ -481,17 +497,6 @@ def aligned_runs(runs: Sequence[tuple[int, int]], entries: Sequence) -> list[tup
             if earliest[c] < start or latest[c] > b: out.append((a, c)); a = c
         out.append((a, b))
     return out
-
-# %% ../../nbs/16_compressors_config.ipynb #e114b981
-class LineSet:
-    "The line indices `[a, b)` of `ranges` among `n` lines, one byte a line: `i in s` for 0 <= i < n; `len(s)` counts them."
-    __slots__ = ('mask',)
-    def __init__(self, n: int, ranges=()):
-        self.mask = bytearray(n)
-        for a, b in ranges:
-            if b > a: self.mask[a:b] = b'\x01' * (b - a)
-    def __contains__(self, i) -> bool: return self.mask[i] == 1
-    def __len__(self) -> int: return self.mask.count(1)
 
 # %% ../../nbs/16_compressors_config.ipynb #7f037e88
 DECODE_BLOCK = 1 << 20
