@@ -664,7 +664,8 @@ def check_config(body: bytes, query: str = ''):
                 s, e = entry_lines(docs, olines, m.group(2))
                 if m.group(1): s += 1
                 assert olines[s:e] == olines[a:a + n], (claim, a)
-                assert s < a and olines[s] in lines                                             # the first occurrence is earlier and shown
+                key = s - 1 if m.group(1) else s                                                # the entry's own key or item line: the
+                assert s < a and olines[key] in lines                                           # first occurrence is earlier and shown (comments inside may be elided)
                 CONFIG_KINDS['same as'] = CONFIG_KINDS.get('same as', 0) + 1
         hidden_rows = {i for _, _, a, n in runs for i in range(a, a + n)}
         for s0, e0 in entry_spans(docs, olines):                # every shown line inside an entry shows the entry's key line too
