@@ -118,12 +118,17 @@ def fit_view(view: str, limit: int) -> str:
     return _fit_lines([l for l in re.split(r'(?<=\n)', view) if l], limit) or _fit_characters(view, max(0, limit - _GAP))
 
 # %% ../nbs/63_hooks.ipynb #5d54e830
+import stat
 MAX_PERSISTED = 64 * 1024 * 1024   # bytes read back from a persisted Bash output
 
 def _read_persisted(path) -> str:
+    "The text of the persisted output file `path` (a regular file of at most `MAX_PERSISTED` bytes, decoded as UTF-8 with replacement); raises `HookError` for anything else — a FIFO, device or directory is refused at once, never read (it could block until the host's hook timeout)."
     if not isinstance(path, str) or not path: raise HookError('persistedOutputPath is not a path')
     try:
-        with open(path, 'rb') as f: data = f.read(MAX_PERSISTED + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)   # a FIFO opens at once instead of waiting for a writer
+        with open(fd, 'rb') as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode): raise HookError(f'the persisted output {path} is not a regular file')
+            data = f.read(MAX_PERSISTED + 1)
     except OSError as e: raise HookError(f'cannot read the persisted output {path}: {e.strerror or e}') from None
     if len(data) > MAX_PERSISTED: raise HookError(f'the persisted output {path} is over {MAX_PERSISTED} bytes')
     return data.decode('utf-8', 'replace')

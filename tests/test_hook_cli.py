@@ -44,6 +44,16 @@ def test_missing_persisted_file_stands_aside(env, tmp_path):
     assert (r.returncode, r.stdout) == (0, b'') and b'persisted output' in r.stderr and r.stderr.count(b'\n') == 1
 
 
+def test_persisted_path_that_is_a_fifo_is_refused_at_once(env, tmp_path):
+    "A `persistedOutputPath` naming a FIFO (no writer ever comes) is refused without reading: exit 0, no output, one stderr line, well before the host's 60 s hook timeout (break test 7 row 07: the hook blocked until it)."
+    import os, time
+    fifo = tmp_path / 'out.fifo'; os.mkfifo(fifo)
+    t = time.monotonic()
+    r = hook(bash_event(LOG[:3000], persistedOutputPath=str(fifo), persistedOutputSize=len(LOG)), env, '--recovery')
+    assert (r.returncode, r.stdout) == (0, b'') and b'not a regular file' in r.stderr and r.stderr.count(b'\n') == 1
+    assert time.monotonic() - t < 50
+
+
 def test_persisted_output_gets_a_view_the_size_of_the_hosts_preview(env, tmp_path):
     "An output Claude Code persisted (over 30,000 characters) gets a view of about the host's 2 KB preview plus the handle line: its first and last lines and its failure line shown, every `N lines of this view elided` count exact, the handle returning the whole output."
     lines = [f'2026-12-01 10:{i // 60 % 60:02d}:{i % 60:02d} INFO worker {i % 7} compiled unit {i} in {i % 97} ms' for i in range(3000)]
