@@ -308,8 +308,11 @@ def serve(idle: float | None = None) -> int:
     ino = os.stat(path).st_ino
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))    # leave as an idle server leaves
-    lock, busy, last = threading.Lock(), [], [time.monotonic()]
-    threading.Thread(target=_warm, args=(lock,), name='caveman-warm-up', daemon=True).start()
+    lock, busy, last = threading.Lock(), [1], [time.monotonic()]     # busy while warming up: the idle time counts from its end
+    def warm():
+        try: _warm(lock)
+        finally: busy.pop(); last[0] = time.monotonic()
+    threading.Thread(target=warm, name='caveman-warm-up', daemon=True).start()
     _sweep(os.path.dirname(path), os.path.basename(lockpath)[:-len('.lock')])
     def work(conn):
         try: _handle(conn, key, lock)

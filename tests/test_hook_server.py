@@ -145,7 +145,7 @@ def test_another_configuration_gets_another_server(env):
 
 
 def test_an_idle_server_exits(env):
-    short = {**env, 'CAVEMAN_HOOK_SERVER_IDLE': '3'}
+    short = {**env, 'CAVEMAN_HOOK_SERVER_IDLE': '5'}
     run(['compress', '-'], b'y' * 3000, short)
     d = Path(env['XDG_RUNTIME_DIR']) / 'caveman'
     socks = lambda: list(d.glob('*.sock')) if d.exists() else []
