@@ -91,12 +91,16 @@ _ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrst
 
 _BLOCK_LINES = 1 << 11          # lines joined at a time: the joined and lowered copies stay small (issue 12 item 6)
 
+_LIT_BITS = {p: {lit: bits for lit in _LITERALS                       # profile -> {literal: bit k set when class k of the profile lists it}
+                 if (bits := sum(1 << k for k, (_, lits, _) in enumerate(_BY_PROFILE[p]) if lit in lits))}
+             for p in _BY_PROFILE}
+
 def _line_flags(lines: Sequence[str], profile: str) -> list[str | None]:
-    "Per line, the class of its first match: `str.find` of the literals over the joined lower-cased text picks the candidate lines (2,048 lines at a time), the pattern classifies only those."
+    "Per line, the class of its first match: `str.find` of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it (`line_signal`'s answer)."
     flags = [None] * len(lines)
     if not lines: return flags
     ascii_only = any(not l.isascii() and len(l.lower()) != len(l) for l in lines)   # a letter lowered to two: positions would shift
-    cand = set()
+    bits_of, classes, masks = _LIT_BITS[profile], _BY_PROFILE[profile], {}
     for b in range(0, len(lines), _BLOCK_LINES):
         block = lines[b:b + _BLOCK_LINES]
         text = '\n'.join(block)
@@ -105,13 +109,18 @@ def _line_flags(lines: Sequence[str], profile: str) -> list[str | None]:
         starts, pos = [], 0
         for l in block: starts.append(pos); pos += len(l) + 1
         starts.append(pos)
-        for lit in _LITERALS:
+        for lit, bits in bits_of.items():
             i = low.find(lit)
             while i >= 0:
                 n = bisect_right(starts, i) - 1
-                cand.add(b + n)
-                i = low.find(lit, starts[n + 1])              # the next line: this one is a candidate already
-    for n in cand: flags[n] = line_signal(lines[n], profile)
+                masks[b + n] = masks.get(b + n, 0) | bits
+                i = low.find(lit, starts[n + 1])              # the next line: this literal is recorded for this one
+    for n, mask in masks.items():
+        line = lines[n]
+        if not line.isascii(): flags[n] = line_signal(line, profile); continue
+        for cls, _, rx in classes:                            # in `line_signal`'s order, only the classes whose literals occur
+            if mask & 1 and (cls != 'summary' or _may_summarize(line)) and rx.search(line): flags[n] = cls; break
+            mask >>= 1
     return flags
 
 # %% ../nbs/05_signals.ipynb #c4645e72
