@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'STATUS_COLUMNS', 'SIGNAL_REPEATS', 'profile_of', 'line_signal',
-           'signal_flags', 'diff_signal_flags', 'member_signal', 'json_signal', 'table_signal_flags', 'forced_signals']
+           'signal_flags', 'signal_flags_each', 'diff_signal_flags', 'member_signal', 'json_signal',
+           'table_signal_flags', 'forced_signals']
 
 # %% ../nbs/05_signals.ipynb #f29e4ce1
 OUTPUT, PROSE, SOURCE = 'output', 'prose', 'source'
@@ -143,6 +144,18 @@ def signal_flags(lines: Sequence[str], profile: str = OUTPUT) -> list[str | None
     flags = _line_flags(lines, profile)
     if any(flags): _frames(lines, flags)
     return flags
+
+# %% ../nbs/05_signals.ipynb #dc1f19d7
+def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) -> list[list[str | None]]:
+    "`[signal_flags(g, profile) for g in groups]` (each a list of str lines): one `_line_flags` pass over all the lines, each group's frames found within it."
+    flat = [l for g in groups for l in g]
+    if any(not l.isascii() and len(l.lower()) != len(l) for l in flat): return [signal_flags(g, profile) for g in groups]
+    every, out, pos = _line_flags(flat, profile), [], 0
+    for g in groups:
+        flags = every[pos:pos + len(g)]; pos += len(g)
+        if any(flags): _frames(g, flags)
+        out.append(flags)
+    return out
 
 # %% ../nbs/05_signals.ipynb #68befcc0
 from collections import Counter

@@ -203,22 +203,19 @@ def must_keep(section: str) -> bool:
     return table_head(section) or _RECORD_HEAD.match(section.lstrip()) is not None or _NORMATIVE.search(section) is not None
 
 # %% ../../nbs/14_compressors_text.ipynb #ed255c92
-from ..signals import PROSE, signal_flags
+from ..signals import PROSE, signal_flags, signal_flags_each
 
 SIGNAL_BLOCK_CHARS = 1 << 20
 
 def section_signals(secs: Sequence[str]) -> list[list[str]]:
-    "For each section (str), its lines that carry a signal (`caveman.signals`, prose profile), each section read on its own; a pass over blocks of sections (about a million characters each, so the split lines stay small) finds the sections worth reading."
+    "For each section (str), its lines that carry a signal (`caveman.signals`, prose profile), each section read on its own; one pass (`signal_flags_each`) per block of sections (about a million characters each, so the split lines stay small)."
     out, a = [], 0
     while a < len(secs):
         z, size = a + 1, len(secs[a])
         while z < len(secs) and size + len(secs[z]) < SIGNAL_BLOCK_CHARS: size += len(secs[z]) + 1; z += 1
         lines = [s.split('\n') for s in secs[a:z]]
-        flat = signal_flags([l for ls in lines for l in ls], PROSE)
-        pos = 0
-        for ls in lines:
-            hit = any(flat[pos:pos + len(ls)]); pos += len(ls)
-            out.append([l for l, f in zip(ls, signal_flags(ls, PROSE)) if f] if hit else [])
+        for ls, flags in zip(lines, signal_flags_each(lines, PROSE)):
+            out.append([l for l, f in zip(ls, flags) if f] if any(flags) else [])
         a = z
     return out
 
