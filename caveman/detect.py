@@ -819,6 +819,20 @@ def _status_lines(framed: bytes, starts: set):
         if len(lines) >= 3:
             starts.update(at for line, at in lines.items() if not _statement_like(line))
 
+# %% ../nbs/03_detect.ipynb #80a63585
+_NUMBERED_HEAD = re.compile(rb'\n[ \t]*([A-Za-z][A-Za-z_-]{0,39}?)[ _-]?(\d{1,12}):[ \t]+\S[^\n]*')
+_BLOCK_KEY = re.compile(rb'\n[ \t]*(?:- )?[A-Za-z_][\w.-]*:[ \t]*\r?(?=\n)')     # `metadata:` opening a nested block: YAML structure
+
+def _numbered_records(framed: bytes, starts: set):
+    "Add to `starts` every line `word N: value` whose word opens at least 3 lines with different numbers and that is no statement; none when a line is a bare `key:` opening a nested YAML block."
+    if _BLOCK_KEY.search(framed + b'\n'): return
+    by_word = {}
+    for m in _NUMBERED_HEAD.finditer(framed):
+        by_word.setdefault(m.group(1).lower().rstrip(b'_-'), {}).setdefault(m.group(2), []).append(m)
+    for numbers in by_word.values():
+        if len(numbers) >= 3:
+            starts.update(m.start() for ms in numbers.values() for m in ms if not _statement_like(m.group()))
+
 # %% ../nbs/03_detect.ipynb #63ca88cc
 _SEARCH_LINE = re.compile(rb'\n(?:([./~A-Za-z0-9_-][^:\n]{0,239}):\d+(?::\d+)?:|https?://)')
 _HEADING_HIT = re.compile(rb'\n\d+[:-]')
@@ -853,6 +867,7 @@ def _is_log(body: bytes, relax: int = 1) -> bool:
     if len(starts) < need and len(starts) + body.count(b'\n', cut) + 1 >= need:
         _log_signals(body, framed, low, cut, len(body), starts, need)
     if len(starts) < need: _status_lines(framed, starts)
+    if len(starts) < need: _numbered_records(framed, starts)
     return len(starts) >= need
 
 # %% ../nbs/03_detect.ipynb #3be7edce

@@ -209,7 +209,8 @@ def restore_stray_bytes(view: bytes) -> bytes | None:
 
 # %% ../nbs/30_engine.ipynb #056c3e03
 NUL_RECORD_TYPES = LINE_TEXT_TYPES | {'table'}
-NUL_RECORDS_NOTE = '… caveman: the original separates its records with NUL bytes; this view shows one record a line …'
+from .markers import note_marker
+NUL_RECORDS_NOTE = note_marker('the original separates its records with NUL bytes; this view shows one record a line')
 
 def nul_records(body: bytes) -> bytes | None:
     "`body` (bytes) with each NUL as a line break when NULs separate its records: at least 2 NULs and more than 4 for every LF; None otherwise."

@@ -68,13 +68,31 @@ def server_key(env=None) -> str:
     return hashlib.sha256(json.dumps(ident).encode('utf-8', 'surrogatepass')).hexdigest()
 
 # %% ../nbs/64b_hook_server.ipynb #c611ed84
-MAX_SOCKET_PATH = 100      # bytes: a Unix socket's path must fit in `sun_path` (108 on Linux, 104 on macOS)
+MAX_SOCKET_PATH = 100      # bytes: a Unix socket's address must fit in `sun_path` (108 on Linux, 104 on macOS)
 
 def socket_path(key: str, env=None) -> str:
-    "The socket of the server of `key` in `runtime_dir(env)`; raises `Unavailable` like it, or when the path is too long for a Unix socket."
-    path = os.path.join(runtime_dir(env), f'h-{key[:16]}.sock')
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH: raise Unavailable(f'the socket path {path} is over {MAX_SOCKET_PATH} bytes')
-    return path
+    "The socket of the server of `key` in `runtime_dir(env)`, of any length (`_short` gives the address to bind or connect to); raises `Unavailable` like `runtime_dir`."
+    return os.path.join(runtime_dir(env), f'h-{key[:16]}.sock')
+
+# %% ../nbs/64b_hook_server.ipynb #c819cb05
+import contextlib
+
+@contextlib.contextmanager
+def _short(path: str, proc: str = '/proc/self/fd'):
+    "Within the block: an address of at most `MAX_SOCKET_PATH` bytes naming the socket file `path` for `bind` or `connect` (`path` itself when short enough, else through a descriptor of its directory, under `proc` when that exists, else relative to the directory made current); raises `Unavailable` when the directory is not private to this user, `OSError` when it cannot be opened."
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH: yield path; return
+    d, name = os.path.split(path)
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077: raise Unavailable(f'{d} is not a private directory of this user')
+        if os.path.isdir(f'{proc}/{fd}'): yield f'{proc}/{fd}/{name}'; return
+        here = os.open('.', os.O_RDONLY)
+        try:
+            os.fchdir(fd)
+            yield name
+        finally: os.fchdir(here); os.close(here)
+    finally: os.close(fd)
 
 # %% ../nbs/64b_hook_server.ipynb #281414d3
 def peer_ok(sock) -> bool:
@@ -121,7 +139,8 @@ def call(argv: list[str], data: bytes, env=None, timeout: float = REPLY_TIMEOUT)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(CONNECT_TIMEOUT)
-        try: s.connect(path)
+        try:
+            with _short(path) as addr: s.connect(addr)
         except (FileNotFoundError, ConnectionRefusedError): raise Unavailable('no server listens', spawn=True) from None
         if not peer_ok(s): raise Unavailable('the server runs as another user')
         s.settimeout(timeout)
@@ -163,8 +182,21 @@ def _run(argv: list[str], data: bytes) -> tuple[int, bytes, bytes]:
     if argv == ['--status']:
         import resource
         u = resource.getrusage(resource.RUSAGE_SELF)
-        return 0, json.dumps({'pid': os.getpid(), 'calls': _SERVED[0], 'cpu': u.ru_utime + u.ru_stime}).encode(), b''
+        return 0, json.dumps({'pid': os.getpid(), 'calls': _SERVED[0], 'cpu': u.ru_utime + u.ru_stime, 'declines': _DECLINE[0] if _DECLINE else None}).encode(), b''
     raise Unavailable(f'not a command the server runs: {argv[:1]}')
+
+# %% ../nbs/64b_hook_server.ipynb #481ecf5e
+def _logged(fn, *args) -> tuple[int, bytes, bytes]:
+    "Run `fn(*args)`, which gives `(status, stdout bytes, stderr bytes)`, with the log records of WARNING and above that reach the root logger put in front of its stderr, one line each as Python's last-resort handler writes them to a process's stderr."
+    import io, logging
+    buf = io.StringIO()
+    h = logging.StreamHandler(buf)             # no formatter: '%(message)s', as `logging.lastResort`
+    h.setLevel(logging.WARNING)                # the last resort's level
+    root = logging.getLogger()
+    root.addHandler(h)
+    try: rc, out, err = fn(*args)
+    finally: root.removeHandler(h)
+    return rc, out, buf.getvalue().encode('utf-8', 'backslashreplace') + err
 
 # %% ../nbs/64b_hook_server.ipynb #39554386
 def warm_up() -> None:
@@ -178,6 +210,55 @@ def warm_up() -> None:
         e.compress(sample)
 
 # %% ../nbs/64b_hook_server.ipynb #e7acc1df
+_DECLINE = []     # why this process's server runs no call: the first line its warm-up logged, or its error
+
+def _warm(lock) -> None:
+    "Run `warm_up` under the call lock `lock`; anything it logs (WARNING and up) or raises goes into `_DECLINE`."
+    with lock:
+        try: err = _logged(lambda: (warm_up(), 0, b'', b'')[1:])[2]
+        except Exception as e: err = f'the warm-up failed: {type(e).__name__}: {e}'.encode()
+        if err: _DECLINE.append(err.decode('utf-8', 'replace').splitlines()[0])
+
+# %% ../nbs/64b_hook_server.ipynb #07950f24
+def _lock(path: str, wait: float = 0.0) -> int | None:
+    "A descriptor of the lock file `path` (created 0600) holding its exclusive `flock`, the file being the one at `path` now; None when another process holds it for `wait` seconds; raises `OSError` when it cannot be opened."
+    import fcntl, time
+    end = time.monotonic() + wait
+    while True:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            if time.monotonic() >= end: return None
+            time.sleep(0.02); continue
+        try: same = os.path.samestat(os.fstat(fd), os.lstat(path))
+        except FileNotFoundError: same = False
+        if same: return fd
+        os.close(fd)          # removed (or replaced) between open and flock: lock the file that is there now
+
+# %% ../nbs/64b_hook_server.ipynb #434f7156
+def _sweep(d: str, keep: str) -> list[str]:
+    "Remove from the runtime directory `d` the `h-*.lock` files no process holds and the `h-*.sock` sockets (of this user) beside them, but for the stem `keep`; returns the names removed. Never raises."
+    removed = []
+    try: stems = {n.rsplit('.', 1)[0] for n in os.listdir(d) if n.startswith('h-') and n.endswith(('.lock', '.sock'))} - {keep}
+    except OSError: return removed
+    for stem in sorted(stems):
+        lock = os.path.join(d, stem + '.lock')
+        try: fd = _lock(lock)
+        except OSError: continue
+        if fd is None: continue                      # a live server
+        try:
+            sock = os.path.join(d, stem + '.sock')
+            try:
+                st = os.lstat(sock)
+                if stat.S_ISSOCK(st.st_mode) and st.st_uid == os.getuid(): os.unlink(sock); removed.append(stem + '.sock')
+            except OSError: pass
+            os.unlink(lock); removed.append(stem + '.lock')
+        except OSError: pass
+        finally: os.close(fd)
+    return removed
+
+# %% ../nbs/64b_hook_server.ipynb #b2c836fb
 def _handle(conn, key: str, lock) -> None:
     try:
         conn.settimeout(REPLY_TIMEOUT)
@@ -190,36 +271,49 @@ def _handle(conn, key: str, lock) -> None:
             conn.sendall(_frame({'key': key, 'error': 'a request cut short'})); return
         try:
             with lock:                 # one call at a time, in the caller's directory
+                if _DECLINE and argv != ['--status']: raise Unavailable(f'the server declines calls: {_DECLINE[0]}')
                 os.chdir(cwd)
-                rc, out, err = _run(argv, data)
+                rc, out, err = _logged(_run, argv, data)
                 if argv != ['--status']: _SERVED[0] += 1
         except (Unavailable, OSError) as e: conn.sendall(_frame({'key': key, 'error': str(e)})); return
         conn.sendall(_frame({'key': key, 'rc': rc, 'out': len(out), 'err': len(err)}, out, err))
     except Exception: pass        # the client falls back to running in process
     finally: conn.close()
 
-# %% ../nbs/64b_hook_server.ipynb #07950f24
+# %% ../nbs/64b_hook_server.ipynb #47658679
 def serve(idle: float | None = None) -> int:
-    "Serve this configuration's socket until idle for `idle` seconds (default `$CAVEMAN_HOOK_SERVER_IDLE`, else 600) or until the socket is not this server's; returns 0 (also when another server holds the lock)."
-    import fcntl, threading, time
+    "Serve this configuration's socket until idle for `idle` seconds (default `$CAVEMAN_HOOK_SERVER_IDLE`, else 600), until the socket is not this server's, or until SIGTERM; returns 0 (also when another server holds the lock)."
+    import signal, threading, time
     from caveman.settings import env_int
     idle = env_int(IDLE_ENV, IDLE_DEFAULT) if idle is None else idle
     key = server_key()
     path = socket_path(key)
-    lockfd = os.open(path[:-len('.sock')] + '.lock', os.O_WRONLY | os.O_CREAT, 0o600)
-    try: fcntl.flock(lockfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError: os.close(lockfd); return 0
+    lockpath = path[:-len('.sock')] + '.lock'
+    lockfd = _lock(lockpath, wait=0.5)
+    if lockfd is None: return 0
+    def unlock():
+        try:
+            if os.path.samestat(os.fstat(lockfd), os.lstat(lockpath)): os.unlink(lockpath)
+        except OSError: pass
+        os.close(lockfd)
     try: os.unlink(path)
     except FileNotFoundError: pass
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
-    try: srv.bind(path)
-    except OSError: os.close(lockfd); return 0
+    try:
+        with _short(path) as addr: srv.bind(addr)
+    except (OSError, Unavailable): srv.close(); unlock(); return 0
     finally: os.umask(old)
     srv.listen(64); srv.settimeout(1.0)
     ino = os.stat(path).st_ino
-    threading.Thread(target=warm_up, name='caveman-warm-up', daemon=True).start()
-    lock, busy, last = threading.Lock(), [], [time.monotonic()]
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))    # leave as an idle server leaves
+    lock, busy, last = threading.Lock(), [1], [time.monotonic()]     # busy while warming up: the idle time counts from its end
+    def warm():
+        try: _warm(lock)
+        finally: busy.pop(); last[0] = time.monotonic()
+    threading.Thread(target=warm, name='caveman-warm-up', daemon=True).start()
+    _sweep(os.path.dirname(path), os.path.basename(lockpath)[:-len('.lock')])
     def work(conn):
         try: _handle(conn, key, lock)
         finally: busy.pop(); last[0] = time.monotonic()
@@ -240,7 +334,7 @@ def serve(idle: float | None = None) -> int:
         for _ in range(600):           # let calls in flight finish (up to a minute)
             if not busy: break
             time.sleep(0.1)
-        os.close(lockfd)
+        unlock()
     return 0
 
 # %% ../nbs/64b_hook_server.ipynb #c9844593
@@ -257,6 +351,6 @@ def forward(argv: list[str], data: bytes) -> tuple[int, bytes, bytes] | None:
 
 # %% ../nbs/64b_hook_server.ipynb #513865c8
 def status(env=None) -> dict | None:
-    "`{'pid': int, 'calls': int, 'cpu': seconds}` of the server of this configuration (environment `env`, default `os.environ`), or None when none answers."
+    "`{'pid': int, 'calls': int, 'cpu': seconds, 'declines': why or None}` of the server of this configuration (environment `env`, default `os.environ`), or None when none answers."
     try: return json.loads(call(['--status'], b'', env)[1])
     except (Unavailable, ValueError): return None

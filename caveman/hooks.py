@@ -6,10 +6,10 @@
 __all__ = ['MAX_PERSISTED', 'PERSISTED_VIEW_CHARS', 'READ_NOTE', 'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE', 'HOOK_MATCHER',
            'SERVER_NAME', 'SERVER_ARGS', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL',
            'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'is_caveman_tool', 'wants', 'handle_line',
-           'compress_text', 'fit_view', 'ShapeError', 'fit_lines', 'fit_persisted', 'caveman_servers', 'no_view',
-           'claude_code', 'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook',
-           'merge_server', 'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command',
-           'codex', 'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
+           'compress_text', 'fit_view', 'ShapeError', 'fit_persisted', 'caveman_servers', 'no_view', 'claude_code',
+           'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan',
+           'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex', 'codex_home',
+           'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import json, os, sys
@@ -33,10 +33,12 @@ import re
 from .policy import lossless_view
 
 # %% ../nbs/63_hooks.ipynb #a4b3c181
+from .markers import note_marker, elision_marker   # the one marker grammar (stdlib only: nothing on the hook's path)
+
 def handle_line(handle: str, note: str = '') -> str:
-    "The line appended to a lossy view: the handle and how to get the exact original, then `note` (what else the reader must know of this view)."
-    return (f'… caveman: this is a compressed view; caveman_retrieve(recovery_handle="{handle}") returns the exact original '
-            f'output (pass a query to get only the matching records){note} …')
+    "The line appended to a lossy view: the handle and how to get the exact original, then `note` (what else the reader must know of this view); a `note_marker`."
+    return note_marker(f'this is a compressed view; caveman_retrieve(recovery_handle="{handle}") returns the exact original '
+                       f'output (pass a query to get only the matching records){note}')
 
 # %% ../nbs/63_hooks.ipynb #f3afb904
 def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', note: str = '', misses: list | None = None) -> str | None:
@@ -66,70 +68,16 @@ def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', no
     return plain
 
 # %% ../nbs/63_hooks.ipynb #b0f1b012
-def _gap_line(n: int) -> str: return f'… {n} {"line" if n == 1 else "lines"} of this view elided (caveman): they are in the original …\n'
+def _gap_line(n: int, unit: str = 'lines') -> str:
+    return elision_marker(n, f'{unit} of this view', 'they are in the original') + '\n'
 
 # %% ../nbs/63_hooks.ipynb #99ca28c2
-_BREAK = re.compile(r'[, ]')
-
-def _fit_characters(view: str, budget: int) -> str:
-    "The first two thirds and last third of `budget` characters of `view`, cut just after a `,` or space within 200 characters where there is one, around a `… N characters of this view elided (caveman) …` line."
-    a = budget * 2 // 3
-    m = [x.end() for x in _BREAK.finditer(view, max(0, a - 200), a)]
-    a = m[-1] if m else a
-    b = len(view) - (budget - a)
-    m = _BREAK.search(view, b, min(len(view), b + 200))
-    b = m.end() if m else b
-    return view[:a] + f'\n… {b - a} characters of this view elided (caveman): they are in the original …\n' + view[b:]
-
-# %% ../nbs/63_hooks.ipynb #a3303c7f
-def fit_view(view: str, limit: int) -> str:
-    "`view` (characters) if it fits in `limit`, else its head and tail lines around one `… N lines of this view elided (caveman) …` marker, within `limit`."
-    if len(view) <= limit: return view
-    lines = view.splitlines(keepends=True)
-    budget = max(0, limit - 120)
-    head, tail, used = [], [], 0
-    for l in lines:
-        if used + len(l) > budget * 2 // 3: break
-        head.append(l); used += len(l)
-    for l in reversed(lines[len(head):]):
-        if used + len(l) > budget: break
-        tail.append(l); used += len(l)
-    tail.reverse()
-    if 2 * used < budget: return _fit_characters(view, budget)     # a few long lines (minified JSON): whole lines would show almost nothing
-    gap = len(lines) - len(head) - len(tail)
-    return ''.join(head) + _gap_line(gap) + ''.join(tail)
-
-# %% ../nbs/63_hooks.ipynb #5d54e830
-MAX_PERSISTED = 64 * 1024 * 1024   # bytes read back from a persisted Bash output
-
-def _read_persisted(path) -> str:
-    if not isinstance(path, str) or not path: raise HookError('persistedOutputPath is not a path')
-    try:
-        with open(path, 'rb') as f: data = f.read(MAX_PERSISTED + 1)
-    except OSError as e: raise HookError(f'cannot read the persisted output {path}: {e.strerror or e}') from None
-    if len(data) > MAX_PERSISTED: raise HookError(f'the persisted output {path} is over {MAX_PERSISTED} bytes')
-    return data.decode('utf-8', 'replace')
-
-# %% ../nbs/63_hooks.ipynb #93e7c96d
-from .textsize import text_bytes
-
-# %% ../nbs/63_hooks.ipynb #96b6bd44
-class ShapeError(HookError):
-    "A tool response the adapter does not recognise: the original stands, and the hook says so in its stderr line."
-
-def _shape(tool: str, resp) -> ShapeError:
-    what = f'keys {", ".join(sorted(map(str, resp))[:8])}' if isinstance(resp, dict) else type(resp).__name__
-    return ShapeError(f'unknown {tool} tool_response shape ({what})')
-
-# %% ../nbs/63_hooks.ipynb #02d77203
-PERSISTED_VIEW_CHARS = 2_000   # characters of view for an output the host persisted: the size of its own preview
-_HANDLE_LINE = re.compile(r'… caveman: this is a compressed view; caveman_retrieve\(recovery_handle="ccr_[0-9a-f]+"\)')
 _GAP = 100                     # characters set aside for each marker line
 _LOUD = re.compile(r'\b(?:errors?|fail(?:ed|ure|ures)?|fatal|panic|exceptions?|warnings?)\b', re.I)   # besides signal lines: any line naming a failure
 
-# %% ../nbs/63_hooks.ipynb #8ae9a14c
-def fit_lines(lines: list[str], limit: int) -> str | None:
-    "Lines (each with its newline) cut to about `limit` characters: signal lines, then lines naming an error, failure or warning (at most half), first lines (two thirds of the rest), last lines, each gap one `… N lines of this view elided (caveman) …` line; None when whole lines would fill under half of `limit` (a few long lines)."
+# %% ../nbs/63_hooks.ipynb #a3303c7f
+def _fit_lines(lines: list[str], limit: int) -> str | None:
+    "Lines (each with its newline) cut to at most `limit` characters: signal lines, then lines naming an error, failure or warning (at most half), first lines (two thirds of the rest), last lines, each gap one `_gap_line`; None when whole lines would fill under half of `limit` (a few long lines)."
     from caveman.signals import signal_flags, OUTPUT
     flags = signal_flags([l.rstrip('\r\n') for l in lines], OUTPUT)
     loud = [i for i, l in enumerate(lines) if not flags[i] and _LOUD.search(l)]
@@ -152,15 +100,64 @@ def fit_lines(lines: list[str], limit: int) -> str | None:
         out.append(_gap_line(j - i)); i = j
     return ''.join(out)
 
+# %% ../nbs/63_hooks.ipynb #f1fdc9cc
+_BREAK = re.compile(r'[, ]')
+
+def _fit_characters(view: str, budget: int) -> str:
+    "The first two thirds and last third of `budget` characters of `view`, cut just after a `,` or space within 200 characters where there is one, around a `_gap_line` of characters."
+    a = budget * 2 // 3
+    m = [x.end() for x in _BREAK.finditer(view, max(0, a - 200), a)]
+    a = m[-1] if m else a
+    b = len(view) - (budget - a)
+    m = _BREAK.search(view, b, min(len(view), b + 200))
+    b = m.end() if m else b
+    return view[:a] + '\n' + _gap_line(b - a, 'characters') + view[b:]
+
+# %% ../nbs/63_hooks.ipynb #a85c3e70
+def fit_view(view: str, limit: int) -> str:
+    "`view` (characters) if it fits in `limit`, else cut to at most `limit` characters: its signal and failure lines, head and tail lines, each gap one `… N lines of this view elided (caveman) …` line (`_fit_lines`); by characters (`_fit_characters`) when whole lines would fill under half of `limit`."
+    if len(view) <= limit: return view
+    return _fit_lines([l for l in re.split(r'(?<=\n)', view) if l], limit) or _fit_characters(view, max(0, limit - _GAP))
+
+# %% ../nbs/63_hooks.ipynb #5d54e830
+import stat
+MAX_PERSISTED = 64 * 1024 * 1024   # bytes read back from a persisted Bash output
+
+def _read_persisted(path) -> str:
+    "The text of the persisted output file `path` (a regular file of at most `MAX_PERSISTED` bytes, decoded as UTF-8 with replacement); raises `HookError` for anything else — a FIFO, device or directory is refused at once, never read (it could block until the host's hook timeout)."
+    if not isinstance(path, str) or not path: raise HookError('persistedOutputPath is not a path')
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)   # a FIFO opens at once instead of waiting for a writer
+        with open(fd, 'rb') as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode): raise HookError(f'the persisted output {path} is not a regular file')
+            data = f.read(MAX_PERSISTED + 1)
+    except OSError as e: raise HookError(f'cannot read the persisted output {path}: {e.strerror or e}') from None
+    if len(data) > MAX_PERSISTED: raise HookError(f'the persisted output {path} is over {MAX_PERSISTED} bytes')
+    return data.decode('utf-8', 'replace')
+
+# %% ../nbs/63_hooks.ipynb #93e7c96d
+from .textsize import text_bytes
+
+# %% ../nbs/63_hooks.ipynb #96b6bd44
+class ShapeError(HookError):
+    "A tool response the adapter does not recognise: the original stands, and the hook says so in its stderr line."
+
+def _shape(tool: str, resp) -> ShapeError:
+    what = f'keys {", ".join(sorted(map(str, resp))[:8])}' if isinstance(resp, dict) else type(resp).__name__
+    return ShapeError(f'unknown {tool} tool_response shape ({what})')
+
+# %% ../nbs/63_hooks.ipynb #02d77203
+PERSISTED_VIEW_CHARS = 2_000   # characters of view for an output the host persisted: the size of its own preview
+_HANDLE_LINE = re.compile(re.escape(handle_line('\0').split('\0')[0]) + r'ccr_[0-9a-f]+"\)')   # `handle_line`'s own words up to the handle
+
 # %% ../nbs/63_hooks.ipynb #b9f6b45c
 def fit_persisted(view: str | None, limit: int = PERSISTED_VIEW_CHARS) -> str | None:
-    "A lossy `view` (characters, ending in the handle line) of an output the host persisted, cut to about `limit` characters plus that line (`fit_lines`, else `fit_view` by characters); a lossless view or None unchanged."
+    "A lossy `view` (characters, ending in the handle line) of an output the host persisted, cut to at most `limit` characters plus that line (`fit_view`); a lossless view or None unchanged."
     if view is None: return None
     lines = [l for l in re.split(r'(?<=\n)', view) if l]         # LF lines only: a form feed or U+2028 is no line break here
     if not lines or not _HANDLE_LINE.match(lines[-1]): return view
     body, tail = lines[:-1], lines[-1]
-    if sum(map(len, body)) <= limit: return view
-    return (fit_lines(body, limit) or fit_view(''.join(body), limit)) + tail
+    return fit_view(''.join(body), limit) + tail
 
 # %% ../nbs/63_hooks.ipynb #475dcbe0
 def _bash(resp: dict, view) -> dict | None:

@@ -22,13 +22,14 @@ class Marker:
     note: str = ''            # contract note a JSON marker carries
 
 # %% ../nbs/62_report.ipynb #daf70c35
-_COUNTED = re.compile(r'… (\d+) (lines?|rows?|sections?|context lines?|search result lines?|config lines?|comment lines?|added lines?|removed lines?) elided \(caveman\)(?:: (.*?))? …')
-_CAVEMAN_COUNTED = re.compile(r'… caveman: (\d+) (identical lines?|doc comment lines?) elided …')
+from .markers import counted_pattern, note_marker   # the one marker grammar, read back
+_COUNTED = re.compile(counted_pattern('lines?|rows?|sections?|context lines?|search result lines?|config lines?|comment lines?|added lines?|removed lines?', '.*?'))
+_CAVEMAN_COUNTED = re.compile(note_marker(r'(\d+) (identical lines?|doc comment lines?) elided'))
 def _unit_name(word: str) -> str: return word if word.endswith('s') else word + 's'   # `1 section` is a `sections` marker
 
 # %% ../nbs/62_report.ipynb #2d14397c
 _BODY = re.compile(r'/\* caveman: body elided \*/')
-_GAP = '… [caveman: non-adjacent] …'
+from .markers import NON_ADJACENT as _GAP
 
 def parse_marker(line: str) -> Marker | None:
     "The elision marker written somewhere in `line` (one view line, `\\n` excluded), or None; JSON markers are objects, see `json_marker` (reference §3.16)."
@@ -48,7 +49,7 @@ def is_contract(line: str) -> bool:
     return CONTRACT_PREFIX in line
 
 # %% ../nbs/62_report.ipynb #d237cebd
-from .compressors.base import MARKER_KEY, INVARIANTS_KEY, NOTE_KEY   # the marker's keys, named once below this and the report
+from .markers import MARKER_KEY, INVARIANTS_KEY, NOTE_KEY   # the marker's keys, named once below this and the report
 
 def json_marker(obj) -> Marker | None:
     "The `Marker` a parsed JSON value stands for when it is an elision-marker object (integer `__caveman_elided__`), else None (reference §3.4)."

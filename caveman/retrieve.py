@@ -11,7 +11,8 @@ import csv, json, re
 from .bm25 import bm25_scores
 from .compressors.base import loads_lexical, json_bytes, NUM_OPEN, NUM_CLOSE
 
-MARKER = '… [caveman: non-adjacent] …'
+from .markers import NON_ADJACENT
+MARKER = NON_ADJACENT   # the gap marker (reference §5.4), named once below this and the report
 TOP_K = 20
 
 # %% ../nbs/26_retrieve.ipynb #3072300c

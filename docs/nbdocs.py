@@ -19,14 +19,16 @@ README_NOTE = ('<!-- Generated from nbs/index.ipynb by `make readme` (docs/nbdoc
                'not this file; `make check-sync` fails when they differ. -->')
 MAX_OUTPUT_CHARS = 20_000      # one output longer than this is cut in the page, with a note saying so
 
-# The architecture, bottom up: a notebook's number says its layer (nothing imports from a higher number).
-LAYERS = [(0, 'Foundations: corpus, settings, lines, tokens, the recovery store, JSON, detection, BM25, signals, TOON'),
+# The architecture, bottom up: a notebook's number says its layer (nothing imports from a higher number). A
+# section's heading is this phrase and the modules of the notebooks listed under it (`section_title`), so no
+# notebook can be missing from its heading.
+LAYERS = [(0, 'Foundations'),
           (10, 'Compressors: one pure bytes-to-bytes transform per content type'),
-          (25, 'Tool catalogs and query-narrowed views: toolschema, retrieve'),
+          (25, 'Tool catalogs and query-narrowed views'),
           (30, 'The engine: detect, compress, verify, store, publish'),
           (40, 'caveman-shrink: smaller tool catalogs'),
-          (50, 'The MCP server: transport, JSON-RPC, tools, HTTP, gateway, server'),
-          (60, 'Report, hooks, the command line, the explorer'),
+          (50, 'The MCP server and the policy it shares with the hook'),
+          (60, 'Report, hooks, installation, the command line, the explorer'),
           (70, 'Evals')]
 ANSI = re.compile(r'\x1b\[[0-9;?]*[A-Za-z]')
 DIRECTIVE = re.compile(r'^\s*#\s*\|\s*(.*)$')
@@ -128,6 +130,13 @@ def output_text(out: dict) -> str:
     return ANSI.sub('', _text(out.get('data', {}).get('text/plain', '')))
 
 
+def module_of(cells: list[dict]) -> str:
+    "The module a notebook exports (`#| default_exp`), without the package: `compressors.json`; '' for none."
+    for c in cells:
+        if c['cell_type'] == 'code' and (d := directives(_text(c['source']))).get('default_exp'): return d['default_exp'][0]
+    return ''
+
+
 def title_and_summary(cells: list[dict]) -> tuple[str, str]:
     "The notebook's `# title` and its `> summary` line, from its first markdown cell."
     for c in cells:
@@ -163,7 +172,7 @@ def readme_markdown(cells: list[dict]) -> str:
 
 CSS = """
 body{font:16px/1.55 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d1d1f;background:#fff}
-main{max-width:60rem;margin:0 auto;padding:1rem 1.5rem 4rem}
+main{max-width:66rem;margin:0 auto;padding:1rem 1.5rem 4rem}
 nav{background:#f4f1ea;border-bottom:1px solid #ddd;padding:.5rem 1.5rem;font-size:.9rem}
 nav a{margin-right:1rem}
 pre{background:#f7f7f9;border:1px solid #e3e3e8;border-radius:4px;padding:.6rem .8rem;overflow-x:auto;font-size:13px;line-height:1.4}
@@ -174,12 +183,39 @@ table{border-collapse:collapse;margin:.8rem 0}td,th{border:1px solid #ddd;paddin
 code{font-size:.92em}
 .note{color:#666;font-style:italic}
 li.nb span{color:#555}
+nav.toc{background:none;border:1px solid #e3e3e8;border-radius:4px;padding:.5rem 1rem;font-size:.9rem;margin:1rem 0}
+nav.toc ul{margin:.3rem 0;padding-left:1.2rem;columns:2}nav.toc a{margin:0}
+h2[id],h3[id]{scroll-margin-top:.5rem}
 """
 
 
 def _markdown():
     from markdown_it import MarkdownIt
     return MarkdownIt('commonmark', {'html': True}).enable('table').enable('strikethrough')
+
+
+def plain(inline_md: str) -> str:
+    "The text of one line of Markdown without its markup (`code` -> code): for `<title>` and anchors."
+    toks = _markdown().parseInline(inline_md)[0].children or []
+    return ''.join(t.content for t in toks if t.type in ('text', 'code_inline', 'softbreak'))
+
+
+def slug(text: str) -> str:
+    "GitHub's anchor for a heading's text (lower case, punctuation dropped, each space a `-`), so `#links` written for the README work here too."
+    return re.sub(r'[^\w\- ]', '', text.lower()).replace(' ', '-')
+
+
+def render_markdown(src: str, seen: dict, sections: list | None = None) -> str:
+    "`src` as HTML, every heading with GitHub's `id` (a repeat gets `-1`, `-2`, … as on GitHub); `seen` counts the ids of the page so far; each `##` heading is appended to `sections` as (id, its inline HTML)."
+    md = _markdown()
+    toks = md.parse(src)
+    for i, t in enumerate(toks):
+        if t.type != 'heading_open': continue
+        base = slug(''.join(c.content for c in toks[i + 1].children or [] if c.type in ('text', 'code_inline')))
+        n = seen.get(base, 0); seen[base] = n + 1
+        t.attrSet('id', f'{base}-{n}' if n else base)
+        if t.tag == 'h2' and sections is not None: sections.append((t.attrGet('id'), md.renderer.render(toks[i + 1].children or [], md.options, {})))
+    return md.renderer.render(toks, md.options, {})
 
 
 def _highlight(code: str) -> str:
@@ -217,11 +253,11 @@ def page_html(title: str, body: str, nav: str) -> str:
 
 def notebook_html(cells: list[dict]) -> str:
     "The body of one notebook's page: prose rendered, shown code highlighted, each code cell's outputs after it."
-    md, parts = _markdown(), []
+    parts, ids, sections = [], {}, []
     for c in cells:
         src = _text(c['source'])
         if c['cell_type'] == 'markdown':
-            parts.append(f'<div class="cell md">{md.render(src)}</div>'); continue
+            parts.append(f'<div class="cell md">{render_markdown(src, ids, sections)}</div>'); continue
         if c['cell_type'] != 'code': continue
         d = directives(src)
         if 'default_exp' in d and not strip_directives(src).strip(): continue
@@ -231,6 +267,9 @@ def notebook_html(cells: list[dict]) -> str:
         if not code and not outs: continue
         parts.append('<div class="cell code">' + (_highlight(code) if code else '')
                      + (f'<div class="output">{outs}</div>' if outs else '') + '</div>')
+    if len(sections) >= 2 and parts:   # a page of several sections opens with their list, after its title
+        toc = ''.join(f'<li><a href="#{i}">{h}</a></li>' for i, h in sections)
+        parts.insert(1, f'<nav class="toc"><b>On this page</b><ul>{toc}</ul></nav>')
     return '\n'.join(parts)
 
 
@@ -255,29 +294,41 @@ def build_site(out_dir: Path, paths: list[Path], workers: int = 2) -> list[str]:
         body = notebook_html(cells)
         if err: body += f'<h2>Execution failed</h2>{_pre(err, "stderr")}'
         body += f'<p class="note">Executed from nbs/{p.name} in {secs:.1f} s.</p>'
-        (out_dir / page_name(p)).write_text(page_html(title or p.stem, body, nav), encoding='utf-8')
-        entries.append((p, title, summary))
+        (out_dir / page_name(p)).write_text(page_html(plain(title) or p.stem, body, nav), encoding='utf-8')
+        entries.append((p, title, summary, module_of(cells)))
     (out_dir / 'index.html').write_text(index_html(entries), encoding='utf-8')
     return errors
 
 
-def index_html(entries: list[tuple[Path, str, str]]) -> str:
-    "The contents page: the front page (index.ipynb) first, then the notebooks layer by layer."
+def layer_of(path: Path) -> int:
+    "The key in `LAYERS` of the section a notebook belongs to, from the number its file name starts with (none: the last)."
+    n = int(m.group()) if (m := re.match(r'\d+', path.stem)) else LAYERS[-1][0]
+    return max(k for k, _ in LAYERS if k <= n)
+
+
+def section_title(layer: int, modules: list[str]) -> str:
+    "A section's heading: the layer's phrase and the modules of its notebooks, in order (`compressors.` dropped under Compressors)."
+    names = [m.removeprefix('compressors.') if layer == 10 else m for m in modules if m]
+    return dict(LAYERS)[layer] + (' — ' + ', '.join(names) if names else '')
+
+
+def index_html(entries: list[tuple[Path, str, str, str]]) -> str:
+    "The contents page: the front page (index.ipynb) first, then the notebooks layer by layer, each title's Markdown rendered."
     body = ['<h1>caveman: the notebooks</h1>',
             '<p>Each page is one notebook of <code>nbs/</code>, executed when this site was built: its prose, '
             'its code and the outputs the code really gave. They are listed bottom up, in the order of the '
             'architecture: a notebook uses only those above it.</p><ul>']
-    layer = None
-    for p, title, summary in entries:
+    layer, inline = None, _markdown().renderInline
+    for p, title, summary, _ in entries:
         if p.name == 'index.ipynb':
             body.append(f'<li class="nb"><a href="{page_name(p)}">Front page (README)</a> <span>{summary}</span></li></ul>')
             continue
-        n = int(m.group()) if (m := re.match(r'\d+', p.stem)) else LAYERS[-1][0]
-        here = max(k for k, _ in LAYERS if k <= n)
-        if here != layer:
+        if layer_of(p) != layer:
             if layer is not None: body.append('</ul>')
-            body.append(f'<h2>{html.escape(dict(LAYERS)[here])}</h2><ul>'); layer = here
-        body.append(f'<li class="nb"><a href="{page_name(p)}">{html.escape(p.stem)}: {html.escape(title)}</a><br>'
+            layer = layer_of(p)
+            heading = section_title(layer, [m for q, _, _, m in entries if q.name != 'index.ipynb' and layer_of(q) == layer])
+            body.append(f'<h2 id="{slug(heading)}">{html.escape(heading)}</h2><ul>')
+        body.append(f'<li class="nb"><a href="{page_name(p)}">{html.escape(p.stem)}: {inline(title)}</a><br>'
                     f'<span>{summary}</span></li>')
     body.append('</ul>')
     return page_html('caveman: the notebooks', '\n'.join(body), '<a href="index.html">caveman: contents</a>')

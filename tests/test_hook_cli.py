@@ -1,14 +1,16 @@
 """`caveman hook` and `caveman install/uninstall` through the installed console script, as a host runs them.
 
 Bad input of every kind must leave the host's original output standing: exit 0, nothing on stdout, exactly
-one line on stderr. The installer must merge into settings files without touching anything else, and
+one line on stderr — in a process of its own (`CAVEMAN_HOOK_SERVER=off`) and answered by the warm hook server alike
+(the `by` fixture runs each such test both ways). The installer must merge into settings files without touching anything else, and
 uninstall must give the user's file back as it was.
 """
-import json, subprocess, sys
+import json, os, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
 import pytest
 from conftest import child_env
+from _warm import server_status, stop, wait_for_server
 
 CAVEMAN = Path(sys.executable).with_name('caveman')
 
@@ -23,6 +25,48 @@ def env(tmp_path):
     return child_env(only=(), PATH='/usr/bin:/bin', HOME=str(tmp_path / 'home'), CAVEMAN_HOME=str(tmp_path / 'cv'))
 
 
+@pytest.fixture(scope='module')
+def warm_servers():
+    "`(runtime directory, home)` shared by this module's warm calls, and the configurations whose servers they started: one server per configuration for the whole module, stopped at its end."
+    run_dir, home = tempfile.mkdtemp(prefix='cvrun'), tempfile.mkdtemp(prefix='cvhome')
+    started = {}
+    yield run_dir, home, started
+    for e in started.values(): stop(e)
+    shutil.rmtree(run_dir, ignore_errors=True); shutil.rmtree(home, ignore_errors=True)
+
+
+class Warm:
+    "A hook call answered by the warm server: the test's environment with the server on, in a shared home; the server is started first, and the call is checked to be the server's."
+    def __init__(self, servers): self.run_dir, self.home, self.started = servers
+    def env(self, env: dict) -> dict:
+        e = {**env, 'HOME': os.path.join(self.home, 'home'), 'CAVEMAN_HOME': os.path.join(self.home, 'cv'),
+             'XDG_RUNTIME_DIR': self.run_dir, 'CAVEMAN_HOOK_SERVER_IDLE': '300'}
+        e.pop('CAVEMAN_HOOK_SERVER', None)
+        return e
+    def __call__(self, data: bytes, env: dict, *args: str) -> subprocess.CompletedProcess:
+        e = self.env(env)
+        key = tuple(sorted(e.items()))
+        if key not in self.started:
+            subprocess.run([str(CAVEMAN), 'compress', '-'], input=b'x' * 100, env=e, capture_output=True, timeout=120)   # starts the server
+            self.started[key] = e
+        before = wait_for_server(e)['calls']
+        r = hook(data, e, *args)
+        assert server_status(e)['calls'] == before + 1, 'the call was not answered by the server'
+        return r
+
+
+class Cold:
+    "A hook call in a process of its own (the warm server off, as `child_env` gives it)."
+    def env(self, env: dict) -> dict: return {**env, 'CAVEMAN_HOOK_SERVER': 'off'}
+    def __call__(self, data: bytes, env: dict, *args: str) -> subprocess.CompletedProcess: return hook(data, self.env(env), *args)
+
+
+@pytest.fixture(params=['cold', 'warm'])
+def by(request, warm_servers):
+    "Runs a hook call one way or the other: `by(data, env, *args)`, and `by.env(env)` the environment it runs in."
+    return Cold() if request.param == 'cold' else Warm(warm_servers)
+
+
 def bash_event(stdout: str, **extra) -> bytes:
     return json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': 'Bash', 'tool_input': {'command': 'x'},
                        'tool_response': {'stdout': stdout, 'stderr': '', 'interrupted': False, **extra}}).encode()
@@ -33,15 +77,25 @@ LOG = ''.join(f'2026-12-01 10:00:{i % 60:02d} INFO request served id={i} status=
 
 @pytest.mark.parametrize('data', [b'\x00\xff\xfe binary \x89PNG\r\n', b'{"tool_name": "Bash", "tool_response": ', b'[]', b'',
                                   b'{"tool_name": 7}'])
-def test_bad_input_stands_aside_with_one_line(data, env):
-    r = hook(data, env, '--recovery')
+def test_bad_input_stands_aside_with_one_line(data, env, by):
+    r = by(data, env, '--recovery')
     assert (r.returncode, r.stdout) == (0, b'')
     assert r.stderr.startswith(b'caveman hook: ') and r.stderr.count(b'\n') == 1
 
 
-def test_missing_persisted_file_stands_aside(env, tmp_path):
-    r = hook(bash_event(LOG[:3000], persistedOutputPath=str(tmp_path / 'gone.txt'), persistedOutputSize=len(LOG)), env, '--recovery')
+def test_missing_persisted_file_stands_aside(env, tmp_path, by):
+    r = by(bash_event(LOG[:3000], persistedOutputPath=str(tmp_path / 'gone.txt'), persistedOutputSize=len(LOG)), env, '--recovery')
     assert (r.returncode, r.stdout) == (0, b'') and b'persisted output' in r.stderr and r.stderr.count(b'\n') == 1
+
+
+def test_persisted_path_that_is_a_fifo_is_refused_at_once(env, tmp_path):
+    "A `persistedOutputPath` naming a FIFO (no writer ever comes) is refused without reading: exit 0, no output, one stderr line, well before the host's 60 s hook timeout (break test 7 row 07: the hook blocked until it)."
+    import os, time
+    fifo = tmp_path / 'out.fifo'; os.mkfifo(fifo)
+    t = time.monotonic()
+    r = hook(bash_event(LOG[:3000], persistedOutputPath=str(fifo), persistedOutputSize=len(LOG)), env, '--recovery')
+    assert (r.returncode, r.stdout) == (0, b'') and b'not a regular file' in r.stderr and r.stderr.count(b'\n') == 1
+    assert time.monotonic() - t < 50
 
 
 def test_persisted_output_gets_a_view_the_size_of_the_hosts_preview(env, tmp_path):
@@ -92,24 +146,24 @@ def one_line(r) -> str:
     ('Glob', {'filenames': LOG}, 'unknown Glob tool_response shape'),
     ('WebFetch', {'result': [LOG]}, 'unknown WebFetch tool_response shape'),
     ('mcp__fs__read', {'content': LOG}, 'unknown MCP tool_response shape')])
-def test_unknown_tool_or_shape_says_so_in_one_line(tool, response, says, env):
-    r = hook(json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': tool, 'tool_input': {}, 'tool_response': response}).encode(), env, '--recovery')
+def test_unknown_tool_or_shape_says_so_in_one_line(tool, response, says, env, by):
+    r = by(json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': tool, 'tool_input': {}, 'tool_response': response}).encode(), env, '--recovery')
     assert says in one_line(r)
 
 
-def test_read_only_store_stands_aside(env):
-    r = hook(bash_event(LOG), {**env, 'CAVEMAN_CCR_DB': '/sys/caveman-ccr.db'}, '--recovery')    # /sys: read-only even for root
+def test_read_only_store_stands_aside(env, by):
+    r = by(bash_event(LOG), {**env, 'CAVEMAN_CCR_DB': '/sys/caveman-ccr.db'}, '--recovery')    # /sys: read-only even for root
     assert 'recovery store' in one_line(r)
 
 
-def test_binary_text_in_a_large_output_never_breaks_the_hook(env):
+def test_binary_text_in_a_large_output_never_breaks_the_hook(env, by):
     junk = ''.join(chr(c) for c in range(0, 0x3000, 7)) + '\udc80\x00\ufffd' * 2000      # control bytes, a lone surrogate, NULs
-    r = hook(bash_event(junk), env, '--recovery')
+    r = by(bash_event(junk), env, '--recovery')
     assert r.returncode == 0 and r.stderr.count(b'\n') <= 1
     if r.stdout:
         view = json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout']
         handle = view.rsplit('recovery_handle="', 1)[1].split('"', 1)[0]
-        got = subprocess.run([str(CAVEMAN), 'retrieve', handle], capture_output=True, env=env, timeout=120)
+        got = subprocess.run([str(CAVEMAN), 'retrieve', handle], capture_output=True, env=by.env(env), timeout=120)
         assert got.stdout == junk.encode('utf-8', 'surrogatepass')
 
 

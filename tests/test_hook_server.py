@@ -9,6 +9,7 @@ import pytest
 
 from conftest import child_env
 from _agent_hosts import HANDLE, caveman_exe
+from _warm import gone, in_env, server_status, stop, wait_for_server
 from caveman.corpus import corpus_path
 
 HOOK = ['hook', 'claude-code', '--recovery']
@@ -37,28 +38,9 @@ def stdout_of(answer: bytes) -> str:
     return json.loads(answer)['hookSpecificOutput']['updatedToolOutput']['stdout']
 
 
-def in_env(code: str, env: dict) -> str:
-    "What the Python `code` prints in a process with exactly `env` (the module computes a server's key from its own environment)."
-    r = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
-
-
-def server_status(env: dict) -> dict | None:
-    return json.loads(in_env('import json; from caveman.hook_server import status; print(json.dumps(status()))', env))
-
-
 def run(args: list[str], data: bytes, env: dict, cwd=None) -> tuple[int, bytes, bytes]:
     r = subprocess.run([caveman_exe(), *args], input=data, env=env, cwd=cwd, capture_output=True, timeout=120)
     return r.returncode, r.stdout, r.stderr
-
-
-def wait_for_server(env: dict, timeout: float = 60) -> dict:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if st := server_status(env): return st
-        time.sleep(0.2)
-    raise AssertionError('no server came up')
 
 
 CASES = {
@@ -163,7 +145,7 @@ def test_another_configuration_gets_another_server(env):
 
 
 def test_an_idle_server_exits(env):
-    short = {**env, 'CAVEMAN_HOOK_SERVER_IDLE': '3'}
+    short = {**env, 'CAVEMAN_HOOK_SERVER_IDLE': '5'}
     run(['compress', '-'], b'y' * 3000, short)
     d = Path(env['XDG_RUNTIME_DIR']) / 'caveman'
     socks = lambda: list(d.glob('*.sock')) if d.exists() else []
@@ -173,4 +155,99 @@ def test_an_idle_server_exits(env):
         return cond()
     assert until(lambda: socks() != [])          # the server is up (watched on disk: a status call would keep it busy)
     assert until(lambda: socks() == [])          # and, with no call, gone: it removes its socket as it exits
+    assert until(lambda: list(d.iterdir()) == [])   # and its lock file
     assert server_status(short) is None
+
+
+def runtime_files(env: dict) -> list[str]:
+    d = Path(env['XDG_RUNTIME_DIR']) / 'caveman'
+    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+
+
+def test_a_runtime_directory_too_long_for_a_socket_address_still_gets_the_warm_path(env, tmp_path):
+    long_dir = Path(env['XDG_RUNTIME_DIR']) / ('r' * 70) / ('u' * 70)      # the socket path is over the 108 bytes of sun_path
+    long_dir.mkdir(parents=True, mode=0o700)
+    e = {**env, 'XDG_RUNTIME_DIR': str(long_dir)}
+    path = in_env('from caveman.hook_server import server_key, socket_path; print(socket_path(server_key()))', e).strip()
+    assert len(os.fsencode(path)) > 108
+    event = bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace'))
+    want = run(HOOK, event, {**e, 'CAVEMAN_HOOK_SERVER': 'off'})
+    assert run(HOOK, event, e) == want                          # the first call starts the server
+    wait_for_server(e)
+    assert run(HOOK, event, e) == want and run(HOOK, event, e) == want
+    assert server_status(e)['calls'] == 2                       # answered by the server
+    assert Path(path).is_socket()
+    stop(e)
+    assert runtime_files(e) == []
+
+
+PLANTED = '''
+from caveman.compressors import log as _m
+_fn = _m.COMPRESSOR.fn
+def _planted(body, *args):
+    if b'PLANTED-FAULT' in body: raise RuntimeError('planted fault')
+    return _fn(body, *args)
+object.__setattr__(_m.COMPRESSOR, 'fn', _planted)
+'''
+
+
+def test_log_lines_of_a_call_reach_its_stderr_warm_as_cold(env, tmp_path):
+    "A compressor that raises makes the engine log a warning: a process prints it on its stderr, and so must the server's answer."
+    site = tmp_path / 'site'; site.mkdir()
+    (site / 'sitecustomize.py').write_text(PLANTED)             # in the caller and in the server it starts: the same environment
+    e = {**env, 'PYTHONPATH': str(site)}
+    cold = {**e, 'CAVEMAN_HOOK_SERVER': 'off'}
+    log = corpus_path('log_pytest_requests_failures.log').read_text(errors='replace')
+    calls = [(HOOK, bash_event('PLANTED-FAULT\n' + log)), (['hook', 'claude-code'], bash_event('PLANTED-FAULT\n' + log, 'x' * 3000)),
+             (['compress', '-'], ('PLANTED-FAULT\n' + log).encode())]
+    wants = [run(args, data, cold) for args, data in calls]
+    assert wants[0][:2] == (0, b'') and wants[0][2].decode().splitlines() == ['compressor log raised RuntimeError: planted fault; passing through']
+    run(HOOK, bash_event(log), e)
+    assert wait_for_server(e).get('declines') is None
+    for (args, data), want in zip(calls, wants): assert run(args, data, e) == want, args
+    assert server_status(e)['calls'] == len(calls)
+    stop(e)
+
+
+def test_a_server_whose_warm_up_logs_declines_every_call(env, tmp_path):
+    "A warm-up that logs a warning (here: a compressor that raises on every input) means a once-per-process message may be lost: the server declines, every call runs in process."
+    site = tmp_path / 'site'; site.mkdir()
+    (site / 'sitecustomize.py').write_text(PLANTED.replace("b'PLANTED-FAULT' in body", 'True'))
+    e = {**env, 'PYTHONPATH': str(site)}
+    event = bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace'))
+    want = run(HOOK, event, {**e, 'CAVEMAN_HOOK_SERVER': 'off'})
+    run(HOOK, event, e)
+    st = wait_for_server(e)
+    assert 'compressor log raised RuntimeError: planted fault' in st['declines']
+    assert run(HOOK, event, e) == want and server_status(e)['calls'] == 0
+    stop(e)
+
+
+def test_a_killed_server_leaves_nothing_behind_for_long(env):
+    "SIGKILL leaves a socket and a lock file: the next call recovers (a new server replaces them), and any server started later removes those of servers that are gone — never those of a live one."
+    event = bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace'))
+    want = run(HOOK, event, {**env, 'CAVEMAN_HOOK_SERVER': 'off'})
+    run(HOOK, event, env)
+    a = wait_for_server(env)
+    files = runtime_files(env)
+    assert len(files) == 2 and {f.rsplit('.', 1)[1] for f in files} == {'lock', 'sock'}
+    os.kill(a['pid'], 9); assert gone(a['pid'])
+    assert runtime_files(env) == files                          # what a killed server leaves
+    assert run(HOOK, event, env) == want                        # answered in process; a new server starts
+    b = wait_for_server(env)
+    assert b['pid'] != a['pid'] and run(HOOK, event, env) == want and server_status(env)['calls'] == 1
+    assert runtime_files(env) == files
+
+    other = {**env, 'CAVEMAN_MIN_BYTES': '100000'}              # another configuration: another server in the same directory
+    run(HOOK, event, other)
+    c = wait_for_server(other)
+    mine = [f for f in runtime_files(env) if f not in files]
+    assert len(mine) == 2 and runtime_files(env) == sorted(files + mine)   # the live server's files are left alone
+    os.kill(b['pid'], 9); assert gone(b['pid'])
+    stop(other)
+    assert runtime_files(env) == files                          # a clean exit removes both of its own files
+    run(HOOK, event, other)
+    wait_for_server(other)
+    assert runtime_files(env) == mine                           # the new server removed the dead one's
+    stop(other)
+    assert runtime_files(env) == []

@@ -485,6 +485,61 @@ def test_log_template_runs_keep_both_ends_and_every_failure():
 
 
 # ---------------------------------------------------------------------------------------------------
+# one record per line behind a `word N:` prefix (issue 13: `item 0: status=ok size=0` … read as text, `item0: …` as a
+# YAML mapping; both passed through with 0% saving). Generated and live payloads must now be a log whose markers tell
+# the truth, keep their failure line and save most of their tokens; YAML with numbered keys stays config.
+
+import subprocess, sys
+from pathlib import Path
+
+def _detect(body: bytes) -> str:
+    from caveman.engine import Engine
+    return Engine().detect(body)
+
+def numbered_records(spelling: str, n: int = 3001, seed: int = 13) -> bytes:
+    rnd = random.Random(seed)
+    rows = [spelling.format(i=i, s=rnd.choice(['ok', 'ok', 'ok', 'slow']), z=rnd.randrange(0, 10**6)) for i in range(n - 1)]
+    return ('\n'.join(rows + [spelling.format(i=n - 1, s='FAILED', z=0) + ' error=disk full']) + '\n').encode()
+
+@pytest.mark.parametrize('spelling', ['item {i}: status={s} size={z}', 'item{i}: status={s} size={z}', 'worker-{i}: state={s} jobs={z}',
+                                      'job_{i}: {s} in {z} ms', '  row {i}: status={s} bytes={z}'])
+def test_numbered_record_lines_are_a_log_whose_markers_tell_the_truth(spelling):
+    body = numbered_records(spelling)
+    assert _detect(body) == 'log'
+    out, runs = check_log(body)
+    assert len(out) * 4 < len(body), (len(out), len(body))
+    assert numbered_records(spelling).decode().rstrip('\n').rsplit('\n', 1)[1] in out.decode()     # the FAILED line
+
+def _site() -> Path: return Path(next(p for p in sys.path if p.endswith('site-packages')))
+
+LIVE_RECORDS = {    # real commands on this machine printing one `word N: key=value …` record per line
+    'find_inodes': ['find', '{site}/pip', '-name', '*.py', '-printf', 'file%i: size=%s name=%f\n'],
+    'ps_records': ['sh', '-c', "ps -eo pid=,rss=,comm= | awk '{print \"proc \" $1 \": rss=\" $2 \" cmd=\" $3}'"],
+    'ls_records': ['sh', '-c', "ls -1 {site} | awk '{print \"entry \" NR \": name=\" $0 \" len=\" length($0)}'"],
+}
+
+@pytest.mark.parametrize('name', sorted(LIVE_RECORDS))
+def test_live_numbered_records_are_a_log_whose_markers_tell_the_truth(name):
+    argv = [a.replace('{site}', str(_site())) for a in LIVE_RECORDS[name]]
+    body = subprocess.run(argv, capture_output=True, timeout=120, stdin=subprocess.DEVNULL).stdout
+    if name == 'ps_records' and body.count(b'\n') < 12:           # a quiet container: pad with this machine's own listing
+        body += subprocess.run(['sh', '-c', f"ls -1 {_site()} | awk '{{print \"proc \" NR+100000 \": rss=0 cmd=\" $0}}'"],
+                               capture_output=True, timeout=120).stdout
+    assert body.count(b'\n') >= 12, body[:300]
+    assert _detect(body) == 'log', body[:300]
+    out, runs = check_log(body)
+    assert len(out) * 2 < len(body), (len(out), len(body))
+
+def test_yaml_with_numbered_keys_stays_config():
+    for path in corpus_files('yaml'): assert _detect(path.read_bytes()) == 'config', path.name
+    configmap = b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n' + b''.join(b'  key%d: value%d\n' % (i, i) for i in range(40))
+    servers = b''.join(b'server%d:\n  host: h%d.example.com\n  port: %d\n' % (i, i, 8000 + i) for i in range(40))
+    matrix = (b'name: ci\non: [push]\njobs:\n' + b''.join(b'  test%d:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make t%d\n' % (i, i)
+                                                             for i in range(20)))
+    for body in (configmap, servers, matrix): assert _detect(body) == 'config', body[:80]
+
+
+# ---------------------------------------------------------------------------------------------------
 # configs: walk the output lines against the original lines; each marker's hidden lines are checked
 # with PyYAML's own node positions (pure-Python parser, not the compressor's code): comment runs are
 # comment lines outside every scalar, whose removal leaves the loaded value unchanged; `same as P`
@@ -609,7 +664,8 @@ def check_config(body: bytes, query: str = ''):
                 s, e = entry_lines(docs, olines, m.group(2))
                 if m.group(1): s += 1
                 assert olines[s:e] == olines[a:a + n], (claim, a)
-                assert s < a and olines[s] in lines                                             # the first occurrence is earlier and shown
+                key = s - 1 if m.group(1) else s                                                # the entry's own key or item line: the
+                assert s < a and olines[key] in lines                                           # first occurrence is earlier and shown (comments inside may be elided)
                 CONFIG_KINDS['same as'] = CONFIG_KINDS.get('same as', 0) + 1
         hidden_rows = {i for _, _, a, n in runs for i in range(a, a + n)}
         for s0, e0 in entry_spans(docs, olines):                # every shown line inside an entry shows the entry's key line too

@@ -7,7 +7,7 @@ __all__ = ['COMPRESSOR', 'binary_kind', 'binary_note', 'compress_binary']
 
 # %% ../../nbs/24_compressors_binary.ipynb #359f54aa
 import filetype
-from .base import Compressor, ELLIPSIS
+from .base import Compressor, note_marker
 
 _NAMES = {'elf': 'ELF executable', 'exe': 'Windows executable', 'gz': 'gzip archive', 'zip': 'zip archive',
           'png': 'PNG image', 'jpg': 'JPEG image', 'pdf': 'PDF document', 'sqlite': 'SQLite database'}
@@ -21,8 +21,7 @@ def binary_kind(body: bytes) -> str:
 # %% ../../nbs/24_compressors_binary.ipynb #6c57bb9e
 def binary_note(body: bytes) -> str:
     "The one-line note that stands for binary `body`: its size in bytes and its kind."
-    return (f'{ELLIPSIS} caveman: binary input not shown: {len(body):,} bytes, {binary_kind(body)}; '
-            f'caveman_retrieve returns the exact bytes {ELLIPSIS}')
+    return note_marker(f'binary input not shown: {len(body):,} bytes, {binary_kind(body)}; caveman_retrieve returns the exact bytes')
 
 # %% ../../nbs/24_compressors_binary.ipynb #21d67e99
 def compress_binary(body: bytes, query: str = '') -> bytes | None:

@@ -189,9 +189,10 @@ def page_title(doc) -> str:
 
 # %% ../../nbs/19_compressors_html.ipynb #bd913369
 from ..signals import PROSE, signal_flags
+from .base import note_marker
 
 _TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code')
-SIGNALS_NOTE = '… caveman: signal lines from outside the main content …'
+SIGNALS_NOTE = note_marker('signal lines from outside the main content')
 
 def outside_signals(body: bytes, view: bytes) -> list[str]:
     "Signal lines (`caveman.signals`, prose profile; white space folded) of the page's text blocks that `view` does not show, in page order, once each."

@@ -200,7 +200,8 @@ def _signal_lines(s: str, start: int) -> list[tuple[int, int]]:
     return out
 
 # %% ../../nbs/11_compressors_json.ipynb #64214fed
-_STRING_MARK = re.compile(r'… \d+ chars? elided \(caveman\)(?:: [^\n]*?)? …')
+from ..markers import counted_pattern
+_STRING_MARK = re.compile(counted_pattern('chars?', r'[^\n]*?'))   # the one marker grammar, unit `chars`
 
 def is_view_string(s: str) -> bool:
     "True when the string value `s` is (or holds) a caveman view: a whole marker line or JSON marker (`is_caveman_view`), or an in-string `… N chars elided (caveman) …` marker."

@@ -7,10 +7,10 @@ __all__ = ['MIN_BYTES', 'MIN_RUN', 'MARKER_PREFIX', 'COMPRESSOR', 'compress_repe
 
 # %% ../../nbs/20_compressors_repetition.ipynb #fb9e2940
 from itertools import groupby
-from .base import Compressor, split_lines, join_lines, crlf_majority, synth_line
+from .base import Compressor, split_lines, join_lines, crlf_majority, synth_line, note_marker, NOTE_PREFIX
 
 MIN_BYTES, MIN_RUN = 200, 3
-MARKER_PREFIX = '… caveman: '.encode()
+MARKER_PREFIX = NOTE_PREFIX.encode()   # `… caveman: `, how every note marker starts
 
 def compress_repetition(body: bytes, query: str = '') -> bytes | None:
     "UTF-8 bytes -> each run of >= 3 identical adjacent non-blank lines as one copy plus `… caveman: N identical lines elided …`; `None` if under 200 bytes, not UTF-8 or nothing collapsed (reference §3.13)."
@@ -22,7 +22,7 @@ def compress_repetition(body: bytes, query: str = '') -> bytes | None:
     for line, group in groupby(lines):
         n = len(list(group))
         if n >= MIN_RUN and line.strip() and not line.startswith(MARKER_PREFIX):
-            out += [line, synth_line(f'… caveman: {n - 1} identical lines elided …', crlf)]
+            out += [line, synth_line(note_marker(f'{n - 1} identical lines elided'), crlf)]
         else: out += [line] * n
     res = join_lines(out, trailing)
     return res if len(res) < len(body) else None

@@ -59,14 +59,16 @@ def flat_line(h: Hit) -> str:
 def group_hits(lines: Sequence[str], hits: Sequence[Hit | None], headers: set[int]) -> tuple[list[str], list[int | None], list[bool]]:
     "Output lines with consecutive hits of one file under one path line (`rg --heading` form); per output line, the input line it shows (None: a path line) and whether it belongs to a group."
     rows = [i for i in range(len(lines)) if i not in headers]
+    edges = [r for r in rows if lines[r].strip()][:1] + [r for r in reversed(rows) if lines[r].strip()][:1]
+    pinned = {r for r in edges if hits[r] is not None and lines[r] == flat_line(hits[r])}   # first and last line, printed flat: stay flat
+    same = lambda r, h: r not in pinned and hits[r] is not None and hits[r].path == h.path
     out, source, grouped, k = [], [], [], 0
     while k < len(rows):
         i, h = rows[k], hits[rows[k]]
         j, members = k + 1, 1
-        while h is not None and j < len(rows):
-            nh = hits[rows[j]]
-            if nh is not None and nh.path == h.path: members += 1; j += 1; continue
-            if lines[rows[j]] == '--' and j + 1 < len(rows) and hits[rows[j + 1]] is not None and hits[rows[j + 1]].path == h.path: j += 1; continue
+        while h is not None and i not in pinned and j < len(rows):
+            if same(rows[j], h): members += 1; j += 1; continue
+            if lines[rows[j]] == '--' and j + 1 < len(rows) and same(rows[j + 1], h): j += 1; continue
             break
         if h is None or members < 2:
             out.append(flat_line(h) if h else lines[i]); source.append(i); grouped.append(False); k += 1; continue

@@ -223,9 +223,11 @@ def shrink_tool(tool: dict) -> dict:
         return tool
 
 # %% ../../nbs/55_mcp_gateway.ipynb #e93691e1
+from ..markers import note_marker
+
 def handle_line(handle: str) -> str:
     "The last line of a lossy view served outside `caveman_compress`: names the recovery handle and the tool that returns the original."
-    return f'… caveman: original stored as {handle}; caveman_retrieve(recovery_handle="{handle}") returns it …'
+    return note_marker(f'original stored as {handle}; caveman_retrieve(recovery_handle="{handle}") returns it')
 
 # %% ../../nbs/55_mcp_gateway.ipynb #f9b19d97
 def _json_equal(text: str, value) -> bool:

@@ -39,6 +39,8 @@ def _schema(props: dict, required=()) -> dict:
     if required: s['required'] = list(required)
     return s
 
+from ..markers import NON_ADJACENT   # the retrieve gap marker the description quotes
+
 TOOL_DEFINITIONS = [
     {'name': 'caveman_compress',
      'description': 'Compress a large tool output (JSON, log, CSV, diff, search hits, HTML, YAML, terminal capture, code) '
@@ -54,7 +56,7 @@ TOOL_DEFINITIONS = [
                     'range amount=5.00..199.99 …" states facts true of every elided row, so answer from the view and its '
                     'markers first. If you still need elided content, make ONE broad call per handle whose query names '
                     'everything you need. With a query you get only the best-matching whole records, and '
-                    '"… [caveman: non-adjacent] …" marks every gap including both ends: never infer order or adjacency '
+                    f'"{NON_ADJACENT}" marks every gap including both ends: never infer order or adjacency '
                     'across it. Without a query you get the exact original. Repeating a call returns only a pointer. '
                     'Accepts ccr_…, <<ccr:…>>, ccr:… and ccr://… handles; unknown handles fail with cave_unknown_handle.',
      'inputSchema': _schema({'recovery_handle': 'Handle from caveman_compress or a marker.',
