@@ -798,10 +798,10 @@ def install_codex(install: bool, mcp: bool = True, dry_run: bool = False, home: 
         if install: edits = codex_config_edits(server, hooks_json, install, mcp)       # once Codex lists the hook
         if edits:
             cfg = codex_home(home) / 'config.toml'
-            if cfg.exists(): shutil.copy2(cfg, str(cfg) + '.caveman.bak')
+            b = _backup(cfg)                        # numbered, never overwritten
             r = server.call('config/batchWrite', {'edits': edits})
             out.append(f'updated {r.get("filePath", cfg)} through codex app-server: ' + ', '.join(e['keyPath'] for e in edits)
-                       + (f' (backup: {cfg}.caveman.bak)' if (Path(str(cfg) + '.caveman.bak')).exists() else ''))
+                       + (f' (backup: {b})' if b else ''))
     return '\n'.join(out or ['no change: ' + ('caveman is installed' if install else 'caveman is not installed')]) + '\n'
 
 # %% ../nbs/63_hooks.ipynb #7e82eabc
