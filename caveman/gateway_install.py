@@ -135,21 +135,12 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
         if install: back[SERVER_NAME] = plain
         elif 'caveman-mcp' in str((back.get(SERVER_NAME) or {}).get('command', '')): back.pop(SERVER_NAME)
         if back or not (cfg.get('installed') or {}).get('absent'): node[key[-1]] = back
-        else: node.pop(key[-1], None)
+        else: node.pop(key[-1], None); hooks.prune(new, key)
         changes.append((gfile, gfile.read_text(encoding='utf-8'), None))
     else: new = hooks.merge_server(doc, key, plain)
-    if json.dumps(doc) != json.dumps(new): changes.append((mcp_file, old, hooks._text(new) if new or old else ''))
+    if c := hooks.finish(mcp_file, old, new, install): changes.append(c)
     if on: notes += scope_permission_notes(project, home, [n for n in (cfg2 or {}).get('mcpServers', {})])
-    if not install: changes = [_drop_empty(c, hooks.settings_files(scope, project, home)[0]) for c in changes]
     return changes, notes
-
-# %% ../nbs/63b_gateway_install.ipynb #c8f39411
-def _drop_empty(change: tuple, settings_file: Path) -> tuple:
-    "`change` `(file, old, new)`, with new text None (remove the file) when `file` is the hook `settings_file` and its new text is an empty JSON object."
-    p, old, new = change
-    try: empty = p == settings_file and new is not None and json.loads(new or 'null') == {}
-    except ValueError: empty = False
-    return (p, old, None) if empty else change
 
 # %% ../nbs/63b_gateway_install.ipynb #b8b518b1
 def _serveable(cfg: dict, gfile: Path, environ: dict | None = None) -> None:
@@ -203,23 +194,21 @@ def _private_dirs(d: Path) -> None:
 
 def _write_private(p: Path, text: str) -> str:
     _private_dirs(p.parent)
-    existed = p.exists()
-    if existed: shutil.copy2(p, str(p) + '.caveman.bak')
+    b = hooks._backup(p)                       # numbered, never overwritten; its mode is the config's (0600)
     tmp = p.with_name(p.name + '.caveman.tmp')
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w', encoding='utf-8') as f: f.write(text)
     os.replace(tmp, p)
-    return f'updated {p}' + (f' (backup: {p}.caveman.bak)' if existed else '')
+    return f'updated {p}' + (f' (backup: {b})' if b else '')
 
 # %% ../nbs/63b_gateway_install.ipynb #ee4c6689
 def apply(changes: list) -> list[str]:
-    "Write each planned change (`hooks.apply`; the gateway config readable by its owner only), removing a file whose new text is None after backing it up to `<file>.caveman.bak`; one line per file."
-    lines = hooks.apply([c for c in changes if c[2] is not None and not is_gateway_file(c[0])])
-    for p, old, new in changes:
-        if new is not None and is_gateway_file(p): lines.append(_write_private(p, new))
-        elif new is None and p.exists():
-            shutil.copy2(p, str(p) + '.caveman.bak'); p.unlink()
-            lines.append(f'removed {p} (backup: {p}.caveman.bak)')
-    return lines
+    "Write each planned change (`hooks.apply`; the gateway config readable by its owner only; new text None removes the file); one line per file."
+    lines = hooks.apply([c for c in changes if c[2] is None or not is_gateway_file(c[0])])
+    for p, _, new in changes:
+        if new is None and p.parent.name == 'gateway':          # caveman's home, made for the config alone, goes when left empty
+            try: p.parent.parent.rmdir()
+            except OSError: pass
+    return lines + [_write_private(p, new) for p, old, new in changes if new is not None and is_gateway_file(p)]
 
 # %% ../nbs/63b_gateway_install.ipynb #a8684056
 def diff(changes: list) -> str:

@@ -4,12 +4,13 @@
 
 # %% auto #0
 __all__ = ['MAX_PERSISTED', 'PERSISTED_VIEW_CHARS', 'READ_NOTE', 'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE', 'HOOK_MATCHER',
-           'SERVER_NAME', 'SERVER_ARGS', 'SCOPES', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL',
-           'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'is_caveman_tool', 'wants', 'handle_line',
-           'compress_text', 'fit_view', 'ShapeError', 'fit_persisted', 'caveman_servers', 'no_view', 'claude_code',
-           'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'plan',
-           'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex', 'codex_home',
-           'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
+           'SERVER_NAME', 'SERVER_ARGS', 'SCOPES', 'SETTINGS_DIRS', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER',
+           'MAX_ROLLOUT_TAIL', 'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'is_caveman_tool',
+           'wants', 'handle_line', 'compress_text', 'fit_view', 'ShapeError', 'fit_persisted', 'caveman_servers',
+           'no_view', 'claude_code', 'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook',
+           'merge_server', 'prune', 'finish', 'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan',
+           'codex_command', 'codex', 'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits',
+           'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import json, os, sys
@@ -409,6 +410,7 @@ def merge_hook(settings: dict, command: str | None) -> dict:
     post = hooks.get('PostToolUse', [])
     if not isinstance(post, list): raise HookError('"hooks.PostToolUse" in the settings file is not a list')
     post = _without_our_hooks(post)
+    if not command and post == hooks.get('PostToolUse', []): return s     # nothing of ours to take out
     if command: post.append({'matcher': HOOK_MATCHER, 'hooks': [{'type': 'command', 'command': command, 'timeout': 60}]})
     if post: hooks['PostToolUse'] = post
     else: hooks.pop('PostToolUse', None)
@@ -439,10 +441,22 @@ def merge_server(doc: dict, path: list, server: dict | None) -> dict:
         if not ours: raise HookError(f'an MCP server named "{SERVER_NAME}" is already registered and is not caveman-mcp '
                                      f'({json.dumps(have)[:120]}); rename it, then install again — nothing was changed')
         servers[SERVER_NAME] = server
-    elif have is not None and ours: servers.pop(SERVER_NAME)
-    if servers or server is not None: node[path[-1]] = servers
-    else: node.pop(path[-1], None)
-    return d
+        node[path[-1]] = servers
+        return d
+    if have is None or not ours: return d                      # nothing of ours to take out: the file stays as it is
+    servers.pop(SERVER_NAME)
+    return d if servers else prune(d, path)
+
+# %% ../nbs/63_hooks.ipynb #78e40f25
+def prune(doc: dict, path: list) -> dict:
+    "`doc` (changed in place and returned) without the empty objects along JSON key path `path` (deepest first; `doc` itself kept)."
+    nodes = [doc]
+    for k in path[:-1]:
+        if not isinstance(nodes[-1].get(k), dict): break
+        nodes.append(nodes[-1][k])
+    for parent, k in reversed(list(zip(nodes, path))):
+        if parent.get(k) == {}: parent.pop(k)
+    return doc
 
 # %% ../nbs/63_hooks.ipynb #085f5df2
 import difflib
@@ -457,11 +471,59 @@ def _load(path: Path) -> dict:
     if not isinstance(d, dict): raise HookError(f'{path} is not a JSON object; nothing was changed')
     return d
 
-def _text(d: dict) -> str: return json.dumps(d, indent=2, ensure_ascii=False) + '\n'
+def _text(d: dict, like: str = '') -> str:
+    "JSON text of `d` laid out as the file text `like` was: its indent (2 spaces when `like` is empty; one line when `like` is one line), its final newline (kept, or added to a new file)."
+    body = like.strip()
+    if body and '\n' not in body: out = json.dumps(d, ensure_ascii=False)
+    else:
+        m = re.search(r'\n([ \t]+)\S', body)
+        out = json.dumps(d, indent=m.group(1) if m else 2, ensure_ascii=False)
+    return out + ('\n' if not body or like.endswith('\n') else '')
+
+# %% ../nbs/63_hooks.ipynb #a7361616
+import glob as _glob
+
+def _backups(p: Path) -> list[Path]:
+    "The backups of settings file `p`, oldest first: `<p>.caveman.bak`, then `<p>.caveman.bak.2`, `.3`, …"
+    found = []
+    for b in p.parent.glob(_glob.escape(p.name) + '.caveman.bak*'):
+        m = re.fullmatch(re.escape(p.name) + r'\.caveman\.bak(?:\.([1-9]\d*))?', b.name)
+        if m: found.append((int(m.group(1) or 1), b))
+    return [b for _, b in sorted(found)]
+
+def _has_ours(text: str) -> bool:
+    "True when settings text `text` carries a caveman hook or caveman-mcp server entry."
+    return 'caveman-mcp' in text or re.search(r'caveman[^"/\\]*? hook [a-z-]+', text) is not None
+
+def _backup(p: Path) -> Path | None:
+    "Copy existing file `p` to a new numbered backup (never overwriting one) unless a backup already holds its bytes, or it carries caveman's entries and a backup exists; returns the backup holding its bytes, or None."
+    if not p.exists(): return None
+    data, have = p.read_bytes(), _backups(p)
+    same = next((b for b in have if b.read_bytes() == data), None)
+    if same or (have and _has_ours(data.decode('utf-8', 'replace'))): return same
+    n = int(have[-1].name.rsplit('.', 1)[-1]) + 1 if have and not have[-1].name.endswith('.bak') else len(have) + 1
+    b = Path(f'{p}.caveman.bak' + (f'.{n}' if n > 1 else ''))
+    with open(b, 'xb') as f: f.write(data)
+    shutil.copymode(p, b)
+    return b
+
+# %% ../nbs/63_hooks.ipynb #ff9cd7ec
+def finish(p: Path, old: str, new: dict, install: bool) -> tuple | None:
+    "The change `(p, old text, new text or None to remove p)` that brings settings file `p` from text `old` to JSON object `new`, or None when nothing changes (see above)."
+    same = lambda a, b: json.dumps(a) == json.dumps(b)          # key order counts: a restore is byte for byte
+    before = _load(p) if old.strip() else {}
+    if same(before, new): return None
+    if install: return (p, old, _text(new, old))
+    for b in reversed(_backups(p)):
+        try: t = b.read_text(encoding='utf-8'); value = json.loads(t) if t.strip() else {}
+        except (OSError, ValueError): continue
+        if same(value, new): return (p, old, t)
+    if new == {} and not _backups(p): return (p, old, None)
+    return (p, old, _text(new, old))
 
 # %% ../nbs/63_hooks.ipynb #4589b912
 def plan(install: bool, scope: str = 'user', project: str = '.', home: str | None = None, mcp: bool = True) -> list[tuple[Path, str, str]]:
-    "`[(file, old text, new text)]` for every Claude Code settings file that `install` (or uninstall) changes; raises `HookError` before anything is written."
+    "`[(file, old text, new text or None to remove it)]` for every Claude Code settings file that `install` (or uninstall) changes (`finish`); raises `HookError` before anything is written."
     home = home or os.path.expanduser('~')
     hook_file, mcp_file, key = settings_files(scope, project, home)
     files = {}
@@ -472,7 +534,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
         return files[p][1]
     command = f'{_exe("caveman")} hook claude-code' + (' --recovery' if mcp else '') if install else None
     files_hook = merge_hook(doc(hook_file), command)
-    if scope == 'project':
+    if scope == 'project' and (install and mcp) != (SERVER_NAME in files_hook.get('enabledMcpjsonServers', [])):
         names = [n for n in files_hook.get('enabledMcpjsonServers', []) if n != SERVER_NAME]
         if install and mcp: names.append(SERVER_NAME)
         if names: files_hook['enabledMcpjsonServers'] = names
@@ -480,29 +542,36 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     files[hook_file][1] = files_hook
     server = {'type': 'stdio', 'command': _exe('caveman-mcp'), 'args': list(SERVER_ARGS), 'env': {}} if install and mcp else None
     files[mcp_file][1] = merge_server(doc(mcp_file), key, server)
-    out = []
-    for p, (old, new) in files.items():
-        if (_load(p) if old else {}) != new: out.append((p, old, _text(new) if new or old else ''))
-    return out
+    return [c for p, (old, new) in files.items() if (c := finish(p, old, new, install))]
 
 # %% ../nbs/63_hooks.ipynb #7824366e
-def apply(changes: list[tuple[Path, str, str]]) -> list[str]:
-    "Write each planned change, after copying an existing file to `<file>.caveman.bak`; returns one line per file."
+SETTINGS_DIRS = ('.claude', '.gemini', '.codex', 'gateway')
+
+def apply(changes: list) -> list[str]:
+    "Write each planned change `(file, old text, new text or None to remove)`, backing up first (`_backup`); returns one line per file."
     lines = []
     for p, old, new in changes:
+        if new is None:
+            if p.exists(): p.unlink(); lines.append(f'removed {p} (caveman created it)')
+            if p.parent.name in SETTINGS_DIRS:
+                try: p.parent.rmdir()
+                except OSError: pass
+            continue
         p.parent.mkdir(parents=True, exist_ok=True)
-        if p.exists(): shutil.copy2(p, str(p) + '.caveman.bak')
+        b = _backup(p)
         tmp = p.with_name(p.name + '.caveman.tmp')
         tmp.write_text(new, encoding='utf-8')
         if p.exists(): shutil.copymode(p, tmp)
         os.replace(tmp, p)
-        lines.append(f'updated {p}' + (f' (backup: {p}.caveman.bak)' if old else ''))
+        restored = [k for k in _backups(p) if k.read_bytes() == new.encode('utf-8')]
+        for k in restored: k.unlink()
+        lines.append(f'updated {p}' + (' (restored as it was before caveman)' if restored else f' (backup: {b})' if b else ''))
     return lines
 
 # %% ../nbs/63_hooks.ipynb #b00acc82
 def diff(changes) -> str:
-    "The planned changes as one unified diff."
-    return ''.join(''.join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f'{p} (before)', f'{p} (after)')) for p, old, new in changes)
+    "The planned changes as one unified diff (a file planned away as all its lines removed)."
+    return ''.join(''.join(difflib.unified_diff(old.splitlines(True), (new or '').splitlines(True), f'{p} (before)', f'{p} (after)')) for p, old, new in changes)
 
 # %% ../nbs/63_hooks.ipynb #578f39cd
 GEMINI_TOOLS = {'run_shell_command': 'Bash', 'read_file': 'Read', 'grep_search': 'Grep', 'glob': 'Glob', 'web_fetch': 'WebFetch'}
@@ -597,7 +666,7 @@ def gemini_plan(install: bool, scope: str = 'user', project: str = '.', home: st
     new = _merge_event_hook(doc, 'AfterTool', 'gemini-cli', entry)
     server = {'command': _exe('caveman-mcp'), 'args': list(SERVER_ARGS)} if install and mcp else None
     new = merge_server(new, ['mcpServers'], server)
-    return [] if new == doc else [(p, old, _text(new) if new or old else '')]
+    return [c for c in [finish(p, old, new, install)] if c]
 
 # %% ../nbs/63_hooks.ipynb #029f49ab
 MAX_ROLLOUT_TAIL = 8 * 1024 * 1024   # bytes of the rollout file read back for the command
@@ -659,7 +728,7 @@ def codex_plan(install: bool, home: str | None = None, mcp: bool = True) -> list
         cmd = f'{_exe("caveman")} hook codex' + (' --recovery' if mcp else '')
         entry = {'matcher': 'Bash', 'hooks': [{'type': 'command', 'command': cmd, 'timeout': 60}]}
     new = _merge_event_hook(doc, 'PostToolUse', 'codex', entry)
-    return [] if new == doc else [(p, old, _text(new) if new or old else '')]
+    return [c for c in [finish(p, old, new, install)] if c]
 
 # %% ../nbs/63_hooks.ipynb #7d8ede86
 class CodexAppServer:
@@ -739,10 +808,10 @@ def install_codex(install: bool, mcp: bool = True, dry_run: bool = False, home: 
         if install: edits = codex_config_edits(server, hooks_json, install, mcp)       # once Codex lists the hook
         if edits:
             cfg = codex_home(home) / 'config.toml'
-            if cfg.exists(): shutil.copy2(cfg, str(cfg) + '.caveman.bak')
+            b = _backup(cfg)                        # numbered, never overwritten
             r = server.call('config/batchWrite', {'edits': edits})
             out.append(f'updated {r.get("filePath", cfg)} through codex app-server: ' + ', '.join(e['keyPath'] for e in edits)
-                       + (f' (backup: {cfg}.caveman.bak)' if (Path(str(cfg) + '.caveman.bak')).exists() else ''))
+                       + (f' (backup: {b})' if b else ''))
     return '\n'.join(out or ['no change: ' + ('caveman is installed' if install else 'caveman is not installed')]) + '\n'
 
 # %% ../nbs/63_hooks.ipynb #7e82eabc

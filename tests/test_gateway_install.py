@@ -78,7 +78,7 @@ def test_user_scope_round_trip_is_exact(env, tmp_path):
 
     run(env, cwd, 'uninstall', 'claude-code')
     assert (ordered(claude_json), ordered(settings)) == before and not gfile.exists()
-    assert Path(str(gfile) + '.caveman.bak').exists()
+    assert not Path(str(gfile) + '.caveman.bak').exists() and not gfile.parent.exists()   # its servers are back in the host's file: no copy left
     assert run(env, cwd, 'uninstall', 'claude-code').stdout.startswith('no change')
 
 

@@ -209,6 +209,21 @@ def test_policy_file_excludes_a_command(env, tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (0, b'', b'')
 
 
+
+@pytest.mark.parametrize('command, excluded', [
+    ('git log -p', True), ('cd repo && git log -p', True), ('GIT_PAGER=cat git log -p', True),
+    ('timeout 60 git log -p 2>&1 | head -n 400', True), ('(cd repo; git log) || true', True),
+    ('echo "cd repo && git log"', False),        # quoted: one simple command, echo
+    ('git -C repo log -p', False),               # options are not rewritten: a pattern names this form itself
+])
+def test_a_bash_exclude_pattern_matches_each_simple_command(env, command, excluded):
+    "`exclude: [\"Bash(git log*)\"]` (the README's example) holds for every simple command of a compound command, after env assignments and wrappers, as Claude Code's permission rules match."
+    event = json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': 'Bash', 'tool_input': {'command': command},
+                        'tool_response': {'stdout': LOG, 'stderr': '', 'interrupted': False}}).encode()
+    r = hook(event, {**env, 'CAVEMAN_EXCLUDE': 'Bash(git log*)'}, '--recovery')
+    assert r.returncode == 0 and r.stderr == b''
+    assert (r.stdout == b'') == excluded, r.stdout[:200]
+
 def test_install_uninstall_keep_the_users_settings(env, tmp_path):
     home = Path(env['HOME']); (home / '.claude').mkdir(parents=True)
     user = {'model': 'opus', 'permissions': {'allow': ['Bash(ls:*)']},

@@ -138,4 +138,4 @@ def test_install_is_idempotent_and_uninstall_restores(codex, tmp_path):
     s.install(verb='uninstall')
     assert 'caveman' not in cfg.read_text() and 'trusted_hash' not in cfg.read_text()
     assert cfg.read_text().startswith('# the user\'s own settings\nmodel = "gpt-5-codex"')
-    assert json.loads((s.codex_home / 'hooks.json').read_text()) == {}
+    assert not (s.codex_home / 'hooks.json').exists()                 # install created it: uninstall removes it
