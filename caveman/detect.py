@@ -684,7 +684,10 @@ _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 11, 12, 13, 27))
 
 def _is_binary(body: bytes) -> bool:
     head = body[:8192]
-    if b'\x00' in head: return True
+    if (nul := head.count(0)):
+        if nul * 4 > len(head) or b'\x00\x00' in head: return True            # NUL runs, or NULs a share of the bytes
+        head = head.replace(b'\x00', b'')                                       # lone NULs: separators of printable records?
+        if len(head.translate(None, _CONTROL_BYTES)) * 20 <= 19 * len(head): return True
     if len(head.translate(None, _CONTROL_BYTES)) * 20 > 19 * len(head): return False
     try: head.decode('utf-8')
     except UnicodeDecodeError as e: return e.start < len(head) - 3               # not merely a character cut at 8 KiB
@@ -757,8 +760,13 @@ _WORD = frozenset(b'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 _CLOCK = re.compile(rb':\d\d:\d\d')
 _DATETIME = re.compile(rb'\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d')
 _LOG_LINE_START = _rx(rb'\n(?:[ ]*{P}\[[A-Za-z]+\]'                                  # [INFO] tag
+                      rb'|\[[ ]*{P}\d+{P}\.\d+{P}\][ ]'                                 # [    0.123456] elapsed seconds
                       rb'|\S+{P} (?:verb|verbose|sill|silly|http|timing|notice) '      # npmlog
-                      rb'|[ \t]*{P}[A-Za-z][a-z]+{P}(?<=ing) )')                       # step line
+                      rb'|[ \t]*{P}[A-Za-z][a-z]+{P}(?<=ing) '                         # step line
+                      rb'|(?:\[pid +\d+\] |\d+ +)?(?:\d[\d:.]* +)?'                     # trace line: [pid] [time]
+                      rb'(?:(?:[a-z_][a-z0-9_]*\(|<\.\.\. [a-z_0-9]+ resumed>)[^\n]*'       #   call( or resumed
+                      rb'(?:\) += (?:-?\d|0x[0-9a-f]|\?)|<unfinished \.\.\.>)'              #   ) = result / unfinished
+                      rb'|\+\+\+ (?:exited with|killed by) |--- SIG[A-Z0-9]+ ))')     #   exit, signal
 
 def _bounded(t: bytes, i: int, j: int) -> bool:
     "True when `t[i:j]` is a whole word (ASCII word characters, as regex `\\b`)."

@@ -7,10 +7,10 @@ __all__ = ['MAX_RETRIEVE_CHARS', 'MAX_PERSISTED', 'PERSISTED_VIEW_CHARS', 'READ_
            'HOOK_USAGE', 'HOOK_MATCHER', 'SERVER_NAME', 'SERVER_ARGS', 'SCOPES', 'MANAGED_SETTINGS', 'GEMINI_TOOLS',
            'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL', 'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS',
            'HookError', 'is_caveman_tool', 'wants', 'handle_line', 'compress_text', 'fit_view', 'ShapeError',
-           'fit_persisted', 'caveman_servers', 'claude_code', 'run_hook', 'cursor', 'hook_main', 'is_our_hook',
-           'settings_files', 'merge_hook', 'merge_server', 'mcp_blocked', 'plan', 'apply', 'diff', 'gemini_tool_name',
-           'gemini_cli', 'gemini_plan', 'codex_command', 'codex', 'codex_home', 'codex_plan', 'CodexAppServer',
-           'codex_config_edits', 'install_codex', 'install_host']
+           'fit_persisted', 'caveman_servers', 'no_view', 'claude_code', 'run_hook', 'cursor', 'hook_main',
+           'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'mcp_blocked', 'plan', 'apply', 'diff',
+           'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex', 'codex_home', 'codex_plan',
+           'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import json, os, sys
@@ -48,8 +48,8 @@ def handle_line(handle: str, note: str = '', size: int = 0) -> str:
                        f'output (pass a query to get only the matching records){note}')
 
 # %% ../nbs/63_hooks.ipynb #f3afb904
-def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', note: str = '') -> str | None:
-    "caveman's view of `text` (characters) or None to keep it: None under `policy.min_bytes` UTF-8 bytes or when nothing smaller was found; lossy views only with `recovery` and not `policy.lossless_only`, else lossless ones, a lossy view ending in `handle_line(handle, note)`; raises `HookError` when the store refuses the original."
+def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', note: str = '', misses: list | None = None) -> str | None:
+    "caveman's view of `text` (characters) or None to keep it: None under `policy.min_bytes` UTF-8 bytes or when nothing smaller was found (then `'<content type>, <N> bytes'` is appended to `misses` when given); lossy views only with `recovery` and not `policy.lossless_only`, else lossless ones, a lossy view ending in `handle_line(handle, note)`; raises `HookError` when the store refuses the original."
     data = text.encode('utf-8', 'surrogatepass')
     if len(data) < policy.min_bytes: return None
     from caveman.engine import Engine, RecoveryStoreError, as_text
@@ -70,7 +70,9 @@ def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', no
         view = as_text(r.output)
         tail = handle_line(r.recovery_handle, note, len(text)) + '\n'
         return fit_view(view + ('' if view.endswith('\n') else '\n'), policy.max_chars - len(tail)) + tail
-    return lossless_view(text)
+    plain = lossless_view(text)
+    if plain is None and not transformed and misses is not None: misses.append(f'{r.content_type}, {len(data):,} bytes')
+    return plain
 
 # %% ../nbs/63_hooks.ipynb #b0f1b012
 def _gap_line(n: int, unit: str = 'lines') -> str:
@@ -246,6 +248,11 @@ def caveman_servers(cwd: str | None, home: str | None = None) -> set[str]:
     return {name for m in maps if isinstance(m, dict) for name, srv in m.items() if _runs_caveman_mcp(srv)}
 
 # %% ../nbs/63_hooks.ipynb #0894f54b
+def no_view(tool: str, misses: list) -> HookError:
+    "The `HookError` of a hook that found no smaller view of `tool`'s output: `misses` are `compress_text`'s `'<type>, <N> bytes'` notes."
+    return HookError(f'no smaller view of this {tool} output was found ({"; ".join(misses)})')
+
+# %% ../nbs/63_hooks.ipynb #173e17b3
 def claude_code(event: dict, policy: Policy, recovery: bool) -> dict | None:
     "The Claude Code PostToolUse answer for hook `event` (a dict), or None to keep the tool's output; raises `HookError` on a malformed event."
     if not isinstance(event, dict): raise HookError('the hook input is not a JSON object')
@@ -262,15 +269,18 @@ def claude_code(event: dict, policy: Policy, recovery: bool) -> dict | None:
         return None
     query = ''
     note = READ_NOTE if tool == 'Read' else ''
-    view = lambda text: compress_text(text, recovery, policy, query, note)
+    misses = []
+    view = lambda text: compress_text(text, recovery, policy, query, note, misses)
     if tool.startswith('mcp__'):
         if tool.split('__')[1] in caveman_servers(event.get('cwd')): return None
         new = _mcp(resp, view)
+        if new is None and misses: raise no_view(tool, misses)
         return None if new is None else {'hookSpecificOutput': {'hookEventName': 'PostToolUse', 'updatedMCPToolOutput': new}}
     adapter = ADAPTERS.get(tool)
     if adapter is None: raise HookError(f'no adapter for the tool {tool!r}')
     if not isinstance(resp, dict): raise _shape(tool, resp)
     new = adapter(resp, view)
+    if new is None and misses: raise no_view(tool, misses)
     return None if new is None else {'hookSpecificOutput': {'hookEventName': 'PostToolUse', 'updatedToolOutput': new}}
 
 # %% ../nbs/63_hooks.ipynb #24b515f6

@@ -6,10 +6,10 @@
 __all__ = ['FACT_WORDS', 'CONSTRAINT_MARKERS', 'ABBREVIATIONS', 'LEAD_BYTES', 'WHOLE_DESCRIPTION_BYTES', 'DROP_KEYWORDS',
            'VERBATIM_KEYWORDS', 'NAME_MAPS', 'VACUOUS_KEYWORDS', 'SCHEMA_KEYS', 'ENVELOPE_KEYS', 'COMPRESSOR',
            'ANNOTATION_KEYWORDS', 'ANNOTATION_NAME_MAPS', 'APPLICATORS', 'ANNOTATIONS_COMPRESSOR', 'JSONInt',
-           'JSONFloat', 'loads_typed', 'dumps_compact', 'extract_tools', 'selection_profile', 'has_fact_word',
-           'is_marketing', 'example_spans', 'is_fact', 'is_filler', 'split_sentences', 'cap_lead', 'tidy_lines',
-           'restates_schema', 'strip_schema_examples', 'drop_schema_restatements', 'singular', 'restates_name',
-           'reduce_description', 'same_under_default_dialect', 'property_names', 'refs_and_names',
+           'JSONFloat', 'loads_typed', 'dumps_compact', 'extract_tools', 'selection_profile', 'LazyPattern',
+           'has_fact_word', 'is_marketing', 'example_spans', 'is_fact', 'is_filler', 'split_sentences', 'cap_lead',
+           'tidy_lines', 'restates_schema', 'strip_schema_examples', 'drop_schema_restatements', 'singular',
+           'restates_name', 'reduce_description', 'same_under_default_dialect', 'property_names', 'refs_and_names',
            'property_description', 'tool_description', 'is_vacuous', 'compress_schema', 'compress_envelope',
            'compress_document', 'remember_parsed', 'parsed', 'compress_toolschema', 'strip_annotations']
 
@@ -127,6 +127,23 @@ def selection_profile(catalog: bytes | str | object) -> dict[str, dict]:
             'required': sorted(r for r in required if isinstance(r, str))}
     return profile
 
+# %% ../nbs/25_toolschema.ipynb #2235610e
+import regex
+
+class LazyPattern:
+    "A `regex` pattern compiled at the first read of one of its attributes (`regex.compile(pattern, flags, **kwargs)`), which then become the instance's own; raises `regex.error` at that first read when the pattern is bad. Compiling twice from two threads is harmless (the same pattern)."
+    def __init__(self, pattern, flags=0, **kwargs):
+        self._spec = (pattern, flags, kwargs)
+    def __getattr__(self, name: str):
+        if name.startswith('__') or name in ('_spec', '_compiled'): raise AttributeError(name)
+        compiled = self.__dict__.get('_compiled')
+        if compiled is None:
+            pattern, flags, kwargs = self._spec
+            compiled = self.__dict__['_compiled'] = regex.compile(pattern, flags, **kwargs)
+        value = self.__dict__[name] = getattr(compiled, name)
+        return value
+    def __repr__(self): return f'LazyPattern({self._spec[0]!r})'
+
 # %% ../nbs/25_toolschema.ipynb #a22a1b62
 import regex
 from functools import lru_cache
@@ -181,7 +198,7 @@ _CJK_FACT_WORDS = """
 경고 권장 대신 덮어 삭제 영구 재시도 인용 경우 허용 실패 오류 반환 돌려 가능 번에 관계없이 출력
 """.split() + ['수 있']   # Korean "can": two words
 
-FACT_WORDS = regex.compile(r'(?<![\p{L}\p{N}_])(?:' + _LATIN_FACT_WORDS + r')(?![\p{L}\p{N}_])|' + '|'.join(map(regex.escape, _CJK_FACT_WORDS)),
+FACT_WORDS = LazyPattern(r'(?<![\p{L}\p{N}_])(?:' + _LATIN_FACT_WORDS + r')(?![\p{L}\p{N}_])|' + '|'.join(map(regex.escape, _CJK_FACT_WORDS)),
                            regex.I | regex.X | regex.V0)
 CONSTRAINT_MARKERS = FACT_WORDS  # the name earlier versions exported
 
@@ -201,10 +218,10 @@ _ALTS = _alternatives(_LATIN_FACT_WORDS)
 _SINGLE = frozenset(a for a in _ALTS if regex.fullmatch(r'\p{L}+', a))
 _STEMS = tuple(a[:-3] for a in _ALTS if regex.fullmatch(r'\p{L}+\\w\*', a))
 _OTHER = [a for a in _ALTS if a not in _SINGLE and not regex.fullmatch(r'\p{L}+\\w\*', a)]
-_OTHER_WORDS = regex.compile(r'(?<![\p{L}\p{N}_])(?:' + '|'.join(_OTHER) + r')(?![\p{L}\p{N}_])', regex.I | regex.X | regex.V0)
-_CJK_WORDS = regex.compile('|'.join(map(regex.escape, _CJK_FACT_WORDS)))
-_WORD = regex.compile(r'[\p{L}\p{N}_]+')
-_WORD_CHARS = regex.compile(r'\w*', regex.V0)   # what `\w*` after a stem matches (not `²`: a number, but no word character)
+_OTHER_WORDS = LazyPattern(r'(?<![\p{L}\p{N}_])(?:' + '|'.join(_OTHER) + r')(?![\p{L}\p{N}_])', regex.I | regex.X | regex.V0)
+_CJK_WORDS = LazyPattern('|'.join(map(regex.escape, _CJK_FACT_WORDS)))
+_WORD = LazyPattern(r'[\p{L}\p{N}_]+')
+_WORD_CHARS = LazyPattern(r'\w*', regex.V0)   # what `\w*` after a stem matches (not `²`: a number, but no word character)
 
 def has_fact_word(text: str) -> bool:
     "`bool(FACT_WORDS.search(text))`, about ten times faster: whole words looked up in a set (and by stem), only the multi-word and patterned entries searched."
@@ -214,7 +231,7 @@ def has_fact_word(text: str) -> bool:
     return bool(_OTHER_WORDS.search(text) or (not text.isascii() and _CJK_WORDS.search(text)))
 
 # %% ../nbs/25_toolschema.ipynb #1fb04ad9
-_CLAUSE_MARK = regex.compile(r"""[,;:()\[\]{}—–、，；：（）]|\s-\s|[.!?…](?=\s*\S)|[。！？](?=.)
+_CLAUSE_MARK = LazyPattern(r"""[,;:()\[\]{}—–、，；：（）]|\s-\s|[.!?…](?=\s*\S)|[。！？](?=.)
   |(?<![\p{L}\p{N}_])(?:and|or|but|also|then|which|that|who|whom|whose|where|while|whereas|so|plus|it|they|this|these|those|he|she|we|you
     |by|via|using|after|before|thereby|thus|as\s+well
     |und|oder|aber|sondern|auch|dann|dabei|wobei|indem|danach|sowie|es|sie|er|welche\w*|dass|damit|durch
@@ -223,9 +240,9 @@ _CLAUSE_MARK = regex.compile(r"""[,;:()\[\]{}—–、，；：（）]|\s-\s|[.!
     |и|или|но|а|также|тоже|затем|потом|котор\w*|где|он|она|оно|они|это|причём|причем)(?![\p{L}\p{N}_])
   |并|而且|同时|但|还|也|会|将|它|然后|以及|和|与|及|或|且|再|从而|通过""", regex.I | regex.X)
 _PRAISE_ADVERB = r'(?:quickly|easily|efficiently|effortlessly|seamlessly|conveniently|smoothly|fast|schnell|einfach|bequem|rapidement|facilement|rápidamente|fácilmente|быстро|легко|удобно)'
-_PRAISE_PAIR = regex.compile(rf'(?<![\p{{L}}\p{{N}}_]){_PRAISE_ADVERB}(?:\s*,\s*{_PRAISE_ADVERB})*,?\s+(?:and|or|und|oder|et|ou|y|e|o|и|или)\s+{_PRAISE_ADVERB}(?![\p{{L}}\p{{N}}_])', regex.I)
-_JA_KO_OPENER = regex.compile(r'^[\W_]*(?:(?:この|本)ツールは|이\s*도구는)')
-_CLOSING_COPULA = regex.compile(r'\s*(?:です|だ|である|ます|합니다|하다|해요|니다|다|요)?\s*[.!。！]?\s*')
+_PRAISE_PAIR = LazyPattern(rf'(?<![\p{{L}}\p{{N}}_]){_PRAISE_ADVERB}(?:\s*,\s*{_PRAISE_ADVERB})*,?\s+(?:and|or|und|oder|et|ou|y|e|o|и|или)\s+{_PRAISE_ADVERB}(?![\p{{L}}\p{{N}}_])', regex.I)
+_JA_KO_OPENER = LazyPattern(r'^[\W_]*(?:(?:この|本)ツールは|이\s*도구는)')
+_CLOSING_COPULA = LazyPattern(r'\s*(?:です|だ|である|ます|합니다|하다|해요|니다|다|요)?\s*[.!。！]?\s*')
 
 def _further_clause(rest: str, opener: str = '') -> bool:
     "Whether the text after a praise opener holds more than one purpose phrase: clause punctuation, a conjunction, relative word, subject pronoun or means word (de/en/es/fr/ru/zh), or, after a Japanese/Korean praise word, anything but the closing copula."
@@ -233,7 +250,7 @@ def _further_clause(rest: str, opener: str = '') -> bool:
     return bool(_CLAUSE_MARK.search(_PRAISE_PAIR.sub(' ', rest).rstrip().rstrip('.!。！…').rstrip()))
 
 # %% ../nbs/25_toolschema.ipynb #7493ac83
-_MARKETING = regex.compile(r"""^[\W_]*(?:(?:(?:this\s+(?:tool|function|command|endpoint)|it)\s+(?:is|'s|are)|this\s+makes\s+(?:it|this\s+tool))\s+(?:(?:also|very|especially|particularly|really|extremely)\s+)?)?
+_MARKETING = LazyPattern(r"""^[\W_]*(?:(?:(?:this\s+(?:tool|function|command|endpoint)|it)\s+(?:is|'s|are)|this\s+makes\s+(?:it|this\s+tool))\s+(?:(?:also|very|especially|particularly|really|extremely)\s+)?)?
     (?:perfect|great|ideal|excellent|useful|handy|helpful|invaluable|essential|best|powerful|convenient)\s+(?:for|when|to|in|at)\b
   | ^[\W_]*this\s+tool\s+(?:helps|can\s+help)\b
   | ^[\W_]*(?:dieses\s+(?:tool|werkzeug)\s+ist\s+(?:(?:sehr|besonders|äußerst)\s+)?)?(?:nützlich|hilfreich|ideal|perfekt|praktisch|großartig)\s*,?\s+(?:für|um|wenn|bei|zum|zur)\b
@@ -243,7 +260,7 @@ _MARKETING = regex.compile(r"""^[\W_]*(?:(?:(?:this\s+(?:tool|function|command|e
   | ^[\W_]*(?:(?:此|这个|该|本)工具(?:非常|特别|很)?|非常|特别|很)(?:适合|有用|实用|方便)
   | ^[\W_]*(?:この|本)ツールは.{0,40}?(?:便利|最適|役立ち|役に立ち)
   | ^[\W_]*이\s*도구는.{0,40}?(?:유용|적합|편리|도움이\s*됩)""", regex.I | regex.X)
-_HARD_FACT_WORDS = regex.compile(r"""\b(?:not|no|never|none|neither|nor|without|cannot|can['’]?t|don['’]?t|doesn['’]?t|won['’]?t|isn['’]?t|aren['’]?t
+_HARD_FACT_WORDS = LazyPattern(r"""\b(?:not|no|never|none|neither|nor|without|cannot|can['’]?t|don['’]?t|doesn['’]?t|won['’]?t|isn['’]?t|aren['’]?t
     |only|unless|if|when|whenever|except|instead|rather\s+than|avoid\w*|must|shall|limit\w*|at\s+(?:least|most)|max\w*|min\w*
     |up\s+to|exceed\w*|warning|caution|deprecat\w*|overwrit\w*|delet\w*|remov\w*|irreversibl\w*|return\w*|output\w*|regardless
     |nicht|kein\w*|nie|nur|wenn|falls|außer|statt\w*|höchstens|mindestens|lösch\w*|zurück\w*
@@ -258,10 +275,10 @@ def is_marketing(text: str) -> bool:
     return bool(m) and not _further_clause(text[m.end():], text[:m.end()])
 
 # %% ../nbs/25_toolschema.ipynb #448d6264
-_NUMBER = regex.compile(r'\p{Nd}')
-_FORMAT_PATTERN = regex.compile(r'(?<![\p{L}])(?:(?:YYYY|yyyy|YY|MM|DD|dd|HH|hh|mm|ss|SS)(?:[-/:.T ](?:YYYY|yyyy|MM|DD|dd|HH|hh|mm|ss|SS|Z))+|YYYYMMDD|HHMMSS|HHmmss)(?![\p{L}])')
-_QUOTED = regex.compile(r"""(?<![\p{L}\p{N}])'[^'\n]{1,60}'(?![\p{L}\p{N}])|"[^"\n]{1,80}"|`[^`\n]{1,80}`|“[^”\n]{1,80}”|‘[^’\n]{1,60}’|「[^」\n]{1,80}」|『[^』\n]{1,80}』|«[^»\n]{1,80}»""")
-_EXAMPLE_LEAD = regex.compile(r'(?:such\s+as|e\.\s?g\.|for\s+example|for\s+instance|example|like|例如|比如|如|例えば|例|예를\s+들어|예)\s*[:：,，]?\s*(?=[\[{])', regex.I)
+_NUMBER = LazyPattern(r'\p{Nd}')
+_FORMAT_PATTERN = LazyPattern(r'(?<![\p{L}])(?:(?:YYYY|yyyy|YY|MM|DD|dd|HH|hh|mm|ss|SS)(?:[-/:.T ](?:YYYY|yyyy|MM|DD|dd|HH|hh|mm|ss|SS|Z))+|YYYYMMDD|HHMMSS|HHmmss)(?![\p{L}])')
+_QUOTED = LazyPattern(r"""(?<![\p{L}\p{N}])'[^'\n]{1,60}'(?![\p{L}\p{N}])|"[^"\n]{1,80}"|`[^`\n]{1,80}`|“[^”\n]{1,80}”|‘[^’\n]{1,60}’|「[^」\n]{1,80}」|『[^』\n]{1,80}』|«[^»\n]{1,80}»""")
+_EXAMPLE_LEAD = LazyPattern(r'(?:such\s+as|e\.\s?g\.|for\s+example|for\s+instance|example|like|例如|比如|如|例えば|例|예를\s+들어|예)\s*[:：,，]?\s*(?=[\[{])', regex.I)
 _CLOSE = {'[': ']', '{': '}'}
 
 def _literal_end(text: str, i: int) -> int:
@@ -308,7 +325,7 @@ def _mentions(text: str, names) -> bool:
     return bool(pattern and pattern.search(text))
 
 # %% ../nbs/25_toolschema.ipynb #de86d121
-_UNIT = regex.compile(r"""(?<![\p{L}\p{N}])(?:celsius|fahrenheit|kelvin|utc|gmt|[kmgt]i?b|bytes?|octets?|kibi\w*|mebi\w*|gibi\w*|kilo\w*|mega\w*|giga\w*
+_UNIT = LazyPattern(r"""(?<![\p{L}\p{N}])(?:celsius|fahrenheit|kelvin|utc|gmt|[kmgt]i?b|bytes?|octets?|kibi\w*|mebi\w*|gibi\w*|kilo\w*|mega\w*|giga\w*
   |milli\w*|micro\w*|nano\w*|seconds?|minutes?|hours?|ms|sekunde\w*|stunde\w*|secondes?|heures?|segundos?|minutos?|horas?
   |секунд\w*|минут\w*|час(?:а|ов)?|байт\w*|кило\w*|киби\w*|мега\w*|цельси\w*|градус\w*|percent|prozent|pourcent|por\s?ciento|процент\w*
   |pixels?|px|пиксел\w*|meters?|metres?|mètres?|metros?|метр\w*|km|miles?|utf-?8|ascii|iso[-\s]?8601|epoch|json|csv|markdown|html|xml|yaml)(?![\p{L}\p{N}])
@@ -326,7 +343,7 @@ def is_fact(unit: str, names=()) -> bool:
     return bool(has_fact_word(text) or _has_structure(text, names))
 
 # %% ../nbs/25_toolschema.ipynb #7769552b
-_GREETING = regex.compile(r"""^[\W_]*(?:hello|hi|hey|thanks?|thank\s+you|enjoy|have\s+fun|happy\s+\w+ing|cheers|good\s+luck
+_GREETING = LazyPattern(r"""^[\W_]*(?:hello|hi|hey|thanks?|thank\s+you|enjoy|have\s+fun|happy\s+\w+ing|cheers|good\s+luck
   |hallo|danke|viel\s+spaß|viel\s+erfolg|bonjour|merci|amusez-vous\s+bien|bonne\s+chance|hola|gracias|disfruta\w*|buena\s+suerte
   |привет|спасибо|удачи|приятного\s+\w+|こんにちは|ありがとう\w*|お楽しみください|你好|谢谢|祝你?\w{0,6}愉快|안녕하세요|감사합니다|즐기세요)
   (?![\p{L}\p{N}])""", regex.I | regex.X)
@@ -351,7 +368,7 @@ def _abbreviation_before(text: str, dot: int) -> bool:
     return bool(word) and (len(word) == 1 or '.' in word or word in ABBREVIATIONS)
 
 # %% ../nbs/25_toolschema.ipynb #913c0a64
-_CJK_LETTER = regex.compile(r'[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]')
+_CJK_LETTER = LazyPattern(r'[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]')
 
 def _starts_sentence(c: str) -> bool: return c.isupper() or bool(_CJK_LETTER.match(c))
 
@@ -385,7 +402,7 @@ def split_sentences(text: str) -> list[str]:
 # %% ../nbs/25_toolschema.ipynb #84e5eb62
 LEAD_BYTES = 100
 WHOLE_DESCRIPTION_BYTES = 160
-_CLAUSE_END = regex.compile(r'[,;:—–](?=\s)|[，、；：（(]|\s[-—–]\s')
+_CLAUSE_END = LazyPattern(r'[,;:—–](?=\s)|[，、；：（(]|\s[-—–]\s')
 
 def cap_lead(sentence: str, limit: int = LEAD_BYTES) -> str:
     "`sentence` cut to at most `limit` UTF-8 bytes on a grapheme boundary: at the last clause end past `limit // 4` bytes, else the last whitespace past `limit // 2`, else the last whole grapheme; trailing whitespace trimmed."
@@ -404,19 +421,19 @@ def cap_lead(sentence: str, limit: int = LEAD_BYTES) -> str:
     return head.rstrip(_WS)
 
 # %% ../nbs/25_toolschema.ipynb #c4694967
-_BACKREF = regex.compile(r"""^(?:it|its|it's|this|that|these|those|they|them|their|such|both|either|neither|otherwise|also|however
+_BACKREF = LazyPattern(r"""^(?:it|its|it's|this|that|these|those|they|them|their|such|both|either|neither|otherwise|also|however
   |then|else|instead|here|there|the\s+(?:former|latter|same|above|following|previous)|in\s+(?:this|that|which|either|both)\s+case
   |with\s+(?:neither|both|either|this|that|it|them)|without\s+(?:it|this|them|either)|if\s+(?:so|not|neither|both|either)|otherwise
   |此|该|該|这|這|它|其|否则|否則|那么|それ|これ|この|その|ただし|그|이것|이는|단)(?![\p{L}\p{N}_])""", regex.I | regex.X)
-_ITEM = regex.compile(r'^(\s*)(?:[-*+•]|\d{1,3}[.)]|[a-zA-Z][.)])\s+|^(\s+)(?=\S)')   # a bullet, a number, or an indented line
-_HEADER_END = regex.compile(r'[:：]\s*$')
+_ITEM = LazyPattern(r'^(\s*)(?:[-*+•]|\d{1,3}[.)]|[a-zA-Z][.)])\s+|^(\s+)(?=\S)')   # a bullet, a number, or an indented line
+_HEADER_END = LazyPattern(r'[:：]\s*$')
 
 # %% ../nbs/25_toolschema.ipynb #b8125bb9
-_EMPHASIS = regex.compile(r'(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w*])')   # only `**…**` between non-word characters: `__init__` is a name
-_HEADING = regex.compile(r'^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$')
-_RULE = regex.compile(r'^\s*([-*_])(?:\s*\1){2,}\s*$')
-_BULLET = regex.compile(r'^(\s*)[*+•](?=\s)')
-_INDENT, _SPACES = regex.compile(r'[ \t]*'), regex.compile(r'[ \t\u00a0]+')
+_EMPHASIS = LazyPattern(r'(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w*])')   # only `**…**` between non-word characters: `__init__` is a name
+_HEADING = LazyPattern(r'^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$')
+_RULE = LazyPattern(r'^\s*([-*_])(?:\s*\1){2,}\s*$')
+_BULLET = LazyPattern(r'^(\s*)[*+•](?=\s)')
+_INDENT, _SPACES = LazyPattern(r'[ \t]*'), LazyPattern(r'[ \t\u00a0]+')
 
 def tidy_lines(text: str) -> list[tuple[str, bool]]:
     "`(line, starts_paragraph)` for each non-blank line of `text` after Markdown decoration and redundant whitespace are removed; indentation kept (tabs as two spaces)."
@@ -434,12 +451,12 @@ def tidy_lines(text: str) -> list[tuple[str, bool]]:
     return out
 
 # %% ../nbs/25_toolschema.ipynb #e1d9ef2c
-_ARGS_HEADER = regex.compile(r'^(?:args|arguments|parameters|params|parameters\s+explained|inputs?|参数|引数|パラメータ|매개변수|인자)\s*[:：]$', regex.I)
-_ARG_ITEM = regex.compile(r'^\s*(?:[-*+•]\s+)?`?([\w.$-]+)`?\s*(?:\(([^)]*)\))?\s*[:：-]\s*(.*)$')
+_ARGS_HEADER = LazyPattern(r'^(?:args|arguments|parameters|params|parameters\s+explained|inputs?|参数|引数|パラメータ|매개변수|인자)\s*[:：]$', regex.I)
+_ARG_ITEM = LazyPattern(r'^\s*(?:[-*+•]\s+)?`?([\w.$-]+)`?\s*(?:\(([^)]*)\))?\s*[:：-]\s*(.*)$')
 _STOP = frozenset('a an the of to for in on at by is are be it its this that which with and or as from your you if any can will'.split())
 
-_WORD_OR_CJK = regex.compile(r'[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{L}\p{N}]+')
-_WORD_PART = regex.compile(r'[\p{Lu}]?[\p{Ll}\p{N}]+|[\p{Lu}]+(?![\p{Ll}])|[^\p{L}\p{N}]|[\p{Han}\p{Hiragana}\p{Katakana}]')
+_WORD_OR_CJK = LazyPattern(r'[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{L}\p{N}]+')
+_WORD_PART = LazyPattern(r'[\p{Lu}]?[\p{Ll}\p{N}]+|[\p{Lu}]+(?![\p{Ll}])|[^\p{L}\p{N}]|[\p{Han}\p{Hiragana}\p{Katakana}]')
 
 @lru_cache(maxsize=8192)
 def _content_words(text: str) -> frozenset[str]:
@@ -461,8 +478,8 @@ def restates_schema(item: str, params: dict) -> bool:
     return _content_words(f'{m[2] or ""} {m[3]}') <= known
 
 # %% ../nbs/25_toolschema.ipynb #d01b168d
-_EXAMPLE_KEY = regex.compile(r'["\']?([A-Za-z_]\w*)["\']?\s*:(?!//)')
-_ALTERNATIVE = regex.compile(r'\s*(?:,\s*)?(?:or|and|或者?|和|または|또는)\s*(?=[\[{])|\s*[,，、]\s*(?=[\[{])', regex.I)
+_EXAMPLE_KEY = LazyPattern(r'["\']?([A-Za-z_]\w*)["\']?\s*:(?!//)')
+_ALTERNATIVE = LazyPattern(r'\s*(?:,\s*)?(?:or|and|或者?|和|または|또는)\s*(?=[\[{])|\s*[,，、]\s*(?=[\[{])', regex.I)
 
 def strip_schema_examples(text: str, names) -> str:
     "`text` without the example literals (and their *such as* lead-in) whose keys are all parameter `names` of the tool, with the alternatives joined to a removed one (`… or [{…}]`)."
@@ -477,19 +494,19 @@ def strip_schema_examples(text: str, names) -> str:
 # %% ../nbs/25_toolschema.ipynb #ebbc184f
 _LIT = r"""'[^'\n]{0,60}'|"[^"\n]{0,60}"|`[^`\n]{0,60}`|[\w#+-]+(?:\.\d+)?"""
 _LIST = rf"(?:{_LIT})(?:\s*,\s*(?:{_LIT}))*(?:\s*,?\s*(?:or|and)\s+(?:{_LIT}))?"
-_CLAUSE = regex.compile(rf"""
+_CLAUSE = LazyPattern(rf"""
     (?P<optional>optional) | (?P<required>required)
   | (?:the\s+)?default(?:s|\s+value)?(?:\s+(?:is|to|value\s+is))?\s*[:=]?\s*(?P<default>{_LIT})
   | (?:(?:it\s+)?(?:can|must)\s+be|either|one\s+of\s*:?|(?:possible|allowed|valid)\s+values(?:\s+are)?\s*:?)\s+(?P<enum>{_LIST})""", regex.I | regex.X)
-_SPOTS = [regex.compile(p, regex.I | regex.X) for p in (
+_SPOTS = [LazyPattern(p, regex.I | regex.X) for p in (
     r"\s*\((?P<paren>[^()\n]{1,200})\)(?=\s*(?:[.;,:]|$))",           # a parenthetical at a clause end: (optional), (default: 1)
     r"\s*[,;]\s*(?P<tail>[^;.()\n]{1,200}?)(?=\s*(?:[.;]\s|[.;]?$))",  # a trailing clause: …, default is 600.
     r"(?:^|(?<=[.!?]\s))(?P<sentence>[^.!?\n]{1,200}?)[.](?:\s+|$)",     # a whole sentence: Defaults to "info".
     r"^(?P<prefix>optional|required)\s*[:：.-]\s+")]                     # a prefix: Optional: source branch …
 
-_RESTATING = regex.compile(r'optional|required|default|can\s+be|must\s+be|either|one\s+of|values', regex.I)   # in every clause `_CLAUSE` reads
+_RESTATING = LazyPattern(r'optional|required|default|can\s+be|must\s+be|either|one\s+of|values', regex.I)   # in every clause `_CLAUSE` reads
 
-_CLAUSE_START = regex.compile(r'optional|required|the\s+default|default|it\s|can\s|must\s|either\s|one\s+of|possible|allowed|valid', regex.I)
+_CLAUSE_START = LazyPattern(r'optional|required|the\s+default|default|it\s|can\s|must\s|either\s|one\s+of|possible|allowed|valid', regex.I)
 
 def _unquote(lit: str) -> str: return lit[1:-1] if len(lit) > 1 and lit[0] == lit[-1] and lit[0] in '\'"`' else lit
 
@@ -549,7 +566,7 @@ def singular(word: str) -> str:
 _TYPE_WORDS = {'boolean': 'boolean whether', 'integer': 'integer number', 'number': 'number', 'array': 'array list',
                'string': 'string', 'object': 'object', 'null': 'null'}
 _SETTER_WORDS = frozenset('set sets specify specifies'.split())
-_UNREAD = regex.compile(r'[\p{M}\p{Cn}\p{Co}]')   # marks, unassigned and private-use characters: not words we can compare
+_UNREAD = LazyPattern(r'[\p{M}\p{Cn}\p{Co}]')   # marks, unassigned and private-use characters: not words we can compare
 
 def restates_name(text: str, name: str, tool: str = '', type_=None) -> bool:
     "Whether a property's description (text) says nothing but the property `name`, the `tool` name and its JSON `type_`: every content word is one of theirs or a setter verb (*set*, *specify*); an empty description too. A description holding a character our words cannot read (a combining mark, an unassigned or private-use code point) is never called a restatement: over-keep."
@@ -752,7 +769,7 @@ def property_description(text: str, schema: dict, optional, names: frozenset) ->
     return got
 
 # %% ../nbs/25_toolschema.ipynb #e92588f0
-_MAY_HEAD_ARGS = regex.compile(r'arg|param|input|参数|引数|パラメータ|매개변수|인자', regex.I)
+_MAY_HEAD_ARGS = LazyPattern(r'arg|param|input|参数|引数|パラメータ|매개변수|인자', regex.I)
 
 def tool_description(text: str, names: frozenset, params: dict) -> str:
     "`reduce_description(text, names=names, params=params)` (`names` must include the keys of `params`), cached unless the text may hold an `Args:` section."

@@ -240,6 +240,7 @@ def live_captures(workdir: Path) -> list[tuple[str, bytes]]:
     cmd('ls_laR_stdlib_json', ['ls', '-laR', str(Path(os.__file__).parent / 'json')])   # files old enough to show a year
     cmd('find_pip_py', ['find', str(pip_dir), '-name', '*.py'])
     cmd('find_usr_share_doc', ['find', '/usr/share/doc', '-maxdepth', '2'])
+    cmd('find_print0_usr_share_doc', ['find', '/usr/share/doc', '-maxdepth', '2', '-print0'])   # NUL-separated records
     cmd('df_h', ['df', '-h'])
     cmd('du_site_packages', ['du', '-ak', str(sp / '_pytest')])
     # process tables
@@ -267,6 +268,7 @@ def live_captures(workdir: Path) -> list[tuple[str, bytes]]:
     cmd('python_traceback', [py, '-c', 'import shopcart; shopcart.add({}, "pear")'], cwd=project)
     # tracing, manuals
     cmd('strace_f', ['strace', '-f', 'sh', '-c', 'cat /etc/hostname /nonexistent/config.toml; ls / > /dev/null'])
+    cmd('dmesg', ['dmesg'])                                                          # kernel log: elapsed-seconds stamps
     cmd('man_ls', ['man', '-P', 'cat', 'ls'])
     cmd('man_git_log', ['man', '-P', 'cat', 'git-log'])
     cmd('man_python', ['man', '-P', 'cat', 'python3'])
@@ -331,7 +333,7 @@ def live_probes(name: str, original: bytes) -> list[tuple[str, str]]:
         found = re.findall(r'<(title|h[1-3])\b[^>]*>(.*?)</\1\s*>', text, re.I | re.S)
         texts = [' '.join(html.unescape(re.sub(r'<[^>]+>', ' ', t)).split()) for _, t in found]
         return [('heading', t) for t in dict.fromkeys(t for t in texts if t)][:6]
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    lines = [l.strip() for l in text.replace('\x00', '\n').splitlines() if l.strip()]   # NUL-separated records count as lines
     if not lines: return []
     probes = [('first line', lines[0]), ('last line', lines[-1])]
     err = next((l for l in lines if _ERROR.search(l)), None)

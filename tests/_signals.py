@@ -135,6 +135,7 @@ def _render(line: str) -> str:
 
 
 # --- markers -------------------------------------------------------------------------------------
+NUL_NOTE = '\u2026 caveman: the original separates its records with NUL bytes'
 _LINE_MARKER = re.compile(r'… [0-9]+ [^\n]{0,80}? elided \(caveman\)(?::([^\n]*))? …|… caveman: [^\n]*')
 _SIGNALS = re.compile(r'(?:^|; )signals×([0-9]+) first=("(?:[^"\\]|\\.)*")')
 
@@ -314,4 +315,6 @@ def hidden_signals(original: bytes, view: bytes, content_type: str) -> list[str]
         return problems + [f'hidden signal line (not counted by any marker): {h[:200]!r}' for h in hidden[counted:]]
     try: text = original.decode('utf-8')
     except UnicodeDecodeError: return []
-    return _hidden_lines(text, view.decode('utf-8', 'replace'), content_type)
+    shown = view.decode('utf-8', 'replace')
+    if '\x00' in text and NUL_NOTE in shown: text = text.replace('\x00', '\n')   # the view says it shows NUL-separated records one a line
+    return _hidden_lines(text, shown, content_type)

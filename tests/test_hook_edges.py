@@ -34,8 +34,8 @@ def env(tmp_path_factory):
 
 
 def edges(text: str) -> list[str]:
-    "The first and last non-blank lines of `text`, stripped."
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    "The first and last non-blank lines of `text`, stripped; NUL-separated records (`find -print0`) count as lines."
+    lines = [l.strip() for l in text.replace('\x00', '\n').splitlines() if l.strip()]
     return list(dict.fromkeys([lines[0], lines[-1]])) if lines else []
 
 

@@ -227,7 +227,9 @@ def _doc_edits(comments, body, body_edits, newline):
     return edits
 
 # %% ../../nbs/21_compressors_code.ipynb #962fc94f
-from ..signals import SOURCE, line_signal, _LITERALS, _ASCII_LOWER
+from ..signals import SOURCE, line_signal, _LIT_BITS, _ASCII_LOWER
+
+_SOURCE_LITERALS = tuple(_LIT_BITS[SOURCE])   # the literals of the source profile's classes
 
 def _holds_signal(text: bytes) -> bool:
     "True when a source span holds a signal line (`caveman.signals`, source profile: `verify=False`, `shell=True`, an `exit code 2`, …); only the lines holding one of the signals' literals are classified."
@@ -235,7 +237,7 @@ def _holds_signal(text: bytes) -> bool:
     low = s.lower()
     if len(low) != len(s): low = s.translate(_ASCII_LOWER)   # a letter lowered to two: positions would shift (as `signals._line_flags`)
     tried = set()
-    for lit in _LITERALS:
+    for lit in _SOURCE_LITERALS:
         i = low.find(lit)
         while i >= 0:
             a, b = s.rfind('\n', 0, i) + 1, s.find('\n', i)

@@ -249,7 +249,7 @@ def is_keyed_table(obj: dict) -> bool:
     return sum(any(c.isdigit() for c in k) for k in obj) >= MAP_DIGIT_KEYS * len(obj)
 
 # %% ../../nbs/11_compressors_json.ipynb #09086b2a
-from ..signals import json_signal, forced_signals
+from ..signals import json_signal, forced_signals, first_signal_lines
 from .base import signal_section
 
 _NESTED_MARKER = '"' + MARKER_KEY + '":'
@@ -286,6 +286,7 @@ class _Walk:
     verbatim = False                 # True when the document holds objects with repeated member names
     def __init__(self, query: str, stems: Sequence[str] = _STEMS):
         self.query, self.stems, self.markers, self.elided, self.profiles, self.cut = query, stems, [], 0, {}, 0
+        self.first_lines = {}        # `first_signal_lines` of the strings selection has read: nested arrays read them again
 
 # %% ../../nbs/11_compressors_json.ipynb #2c42c56f
 from fastcore.basics import patch
@@ -363,6 +364,17 @@ def _variance(xs: list[float]) -> float:
     return sum((v - m) * (v - m) for v in xs) / (len(xs) - 1)
 
 # %% ../../nbs/11_compressors_json.ipynb #1dba1bc6
+def _strings_in(value) -> list[str]:
+    "The strings (str) of a parsed JSON value at any depth: member values and array elements, in no particular order."
+    stack, out = [value], []
+    while stack:
+        v = stack.pop(); t = type(v)
+        if t is dict: stack.extend(v.values())
+        elif t is list: stack.extend(v)
+        elif t is str: out.append(v)
+    return out
+
+# %% ../../nbs/11_compressors_json.ipynb #d38c2c9d
 @patch
 def select(self: _Walk, arr: list, texts: list[str], sizes: list[int]) -> list[bool]:
     "Keep flags for the elements `arr` (their canonical `texts` and byte `sizes`); sets `self.sig`, each element's signal text or None."
@@ -380,7 +392,8 @@ def select(self: _Walk, arr: list, texts: list[str], sizes: list[int]) -> list[b
     else: series = [float(s) for s in sizes]
     for i in change_points(series): keep[i] = True
     if self.query: keep = query_fill(texts, keep, self.query, QUERY_CAP - sum(keep))
-    self.sig = [json_signal(e) for e in arr]                      # caveman.signals: kept, copies beyond 3 counted
+    self.first_lines.update(first_signal_lines(t for t in _strings_in(arr) if t not in self.first_lines))
+    self.sig = [json_signal(e, self.first_lines) for e in arr]   # caveman.signals: kept, copies beyond 3 counted
     for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
         if f: keep[i] = True
     return keep_non_redundant(texts, keep, self.profiles, keep_past_cap=False)   # past the cap: markers (issue 12 item 7)

@@ -50,10 +50,12 @@ def named_columns(table: FixedTable) -> list[tuple[str, int, int | None]]:
 
 # %% ../../nbs/23_compressors_listing.ipynb #fe705620
 def record_fields(table: FixedTable, line: str) -> list[tuple[str, str]]:
-    "The summary fields of an aligned record `line` (str) of `table`: `row_fields` of its cells by column position (`named_columns`), without columns whose name has white space."
+    "The summary fields of an aligned record `line` (str) of `table`: `row_fields` of its cells by column position (`named_columns`), without columns whose name has white space and, in a table without a header, without cells that hold no letter or digit."
     cols = named_columns(table)
     cells = [line[a:b].strip(' \t\r') for _, a, b in cols]
-    return [(n, v) for n, v in row_fields([n for n, _, _ in cols], cells) if not any(ch.isspace() for ch in n)]
+    headed = table.header is not None
+    return [(n, v) for (n, v), c in zip(row_fields([n for n, _, _ in cols], cells), cells)
+            if not any(ch.isspace() for ch in n) and (headed or any(ch.isalnum() for ch in c))]
 
 # %% ../../nbs/23_compressors_listing.ipynb #39770850
 _LS_RECORD = re.compile(

@@ -65,11 +65,19 @@ _DIGIT_RUN = re.compile(r'[0-9]+')
 
 def template_runs(lines: Sequence[str]) -> list[tuple[int, int, str]]:
     "Maximal runs `(start, end, template)` (end exclusive) of >= 4 consecutive lines whose whitespace fields (digits masked as `#`, >= 2 fields) all agree with the first line's except one fixed slot, shown as `<*>` in the template."
+    blocks = {}                                                     # the digit-masked lines of at most two 2,048-line blocks
+    def masked(k):
+        b = k >> 11
+        m = blocks.get(b)
+        if m is None:
+            if len(blocks) > 1: blocks.pop(min(blocks))              # lines are read in order: the oldest block is done
+            m = blocks[b] = _DIGIT_RUN.sub('#', '\n'.join(lines[b << 11:(b + 1) << 11])).split('\n')
+        return m[k & 2047]
     memo = {}                                                       # fields of the next few lines from i, looked at again when i moves on by one
     def fields(k):
         f = memo.get(k)
         if f is None:
-            f = tuple(_DIGIT_RUN.sub('#', lines[k]).split())          # masked once per line: a digit run never holds white space
+            f = tuple(masked(k).split())                            # a digit run never holds white space
             if k < i + MIN_TEMPLATE_RUN: memo[k] = f                   # a long run is never looked at again: not kept
         return f
     runs, i, n, lo = [], 0, len(lines), 0
@@ -79,13 +87,13 @@ def template_runs(lines: Sequence[str]) -> list[tuple[int, int, str]]:
         if len(first) >= 2:
             while j < n:
                 f = fields(j)
+                if f == first: j += 1; continue                       # the same fields: no slot needed
                 if len(f) != len(first): break
                 diff = [k for k, (a, b) in enumerate(zip(first, f)) if a != b]
                 if len(diff) > 1 or (diff and slot is not None and diff[0] != slot): break
                 if diff: slot = diff[0]
                 j += 1
-        constant = [x for k, x in enumerate(first) if k != slot]
-        if j - i >= MIN_TEMPLATE_RUN and any(c.isalpha() for x in constant for c in x):
+        if j - i >= MIN_TEMPLATE_RUN and any(c.isalpha() for k, x in enumerate(first) if k != slot for c in x):
             runs.append((i, j, ' '.join('<*>' if k == slot else x for k, x in enumerate(first))))
             i = j
         else: i += 1

@@ -5,8 +5,9 @@
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'MAX_HEADING_BYTES', 'MAX_HEADING_WORDS', 'BOILERPLATE_BYTES', 'SIGNAL_BLOCK_CHARS', 'MIN_BYTES',
            'MIN_SECTIONS', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'sections', 'is_heading', 'flagged',
-           'heading_keep', 'is_code', 'keep_document', 'heading_spans', 'keep_table_headers', 'keep_parents',
-           'table_head', 'table_spans', 'must_keep', 'section_signals', 'compress_text']
+           'sections_holding', 'heading_keep', 'is_code', 'keep_document', 'heading_spans', 'keep_table_headers',
+           'keep_parents', 'table_head', 'table_spans', 'must_keep', 'must_keep_each', 'section_signals',
+           'compress_text']
 
 # %% ../../nbs/14_compressors_text.ipynb #3bc0ac96
 import re
@@ -81,12 +82,42 @@ def _boilerplate(s: str, seen: set) -> bool:
     "A section seen before and longer than a marker line (48 bytes): keeping it again costs more than eliding it."
     return s in seen and len(s.encode('utf-8', 'surrogatepass')) > BOILERPLATE_BYTES
 
+# %% ../../nbs/14_compressors_text.ipynb #56f7cbd0
+from bisect import bisect_right
+
+_ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+
+def sections_holding(secs: Sequence[str], words: Sequence[str]) -> dict[str, set[int]]:
+    "`{word: indices of the sections (str) whose lower-cased text holds it}` for `words` (lower-case str without a line feed; at least every section whose ASCII letters lower-cased hold it): one `str.find` per word over the sections joined, about a million characters at a time."
+    out, a = {w: set() for w in words}, 0
+    while a < len(secs):
+        z, size = a + 1, len(secs[a])
+        while z < len(secs) and size + len(secs[z]) < 1 << 20: size += len(secs[z]) + 1; z += 1
+        text = '\n'.join(secs[a:z])
+        low = text.lower()                                            # ASCII letters as `translate` would; much faster on non-ASCII text
+        if len(low) != len(text): low = text.translate(_ASCII_LOWER)   # a letter lowered to two: positions would shift
+        del text
+        starts, pos = [], 0
+        for s in secs[a:z]: starts.append(pos); pos += len(s) + 1
+        starts.append(pos)
+        for w in words:
+            i, found = low.find(w), out[w]
+            while i >= 0:
+                n = bisect_right(starts, i) - 1
+                found.add(a + n)
+                i = low.find(w, starts[n + 1])
+        a = z
+    return out
+
 # %% ../../nbs/14_compressors_text.ipynb #0904ffa2
-def heading_keep(secs: Sequence[str]) -> list[bool]:
-    "For each section, whether the heading or flag rule keeps it: every `#` heading and flagged section; a heading by shape unless it is repeated boilerplate (`_boilerplate`)."
-    keep, seen = [], set()
-    for s in secs:
-        keep.append(flagged(s) or (is_heading(s) and (s.lstrip().startswith('#') or not _boilerplate(s, seen))))
+_FLAG_LOWER = tuple(w.lower() for w in FLAG_WORDS)
+
+def heading_keep(secs: Sequence[str], hits: dict | None = None) -> list[bool]:
+    "For each section, whether the heading or flag rule keeps it: every `#` heading and flagged section; a heading by shape unless it is repeated boilerplate (`_boilerplate`). `hits`: `sections_holding` of `secs` for (at least) the flag words, when made already."
+    hits = hits or sections_holding(secs, _FLAG_LOWER)
+    keep, seen, flag_at = [], set(), set().union(*(hits[w] for w in _FLAG_LOWER))
+    for i, s in enumerate(secs):
+        keep.append((i in flag_at and flagged(s)) or (is_heading(s) and (s.lstrip().startswith('#') or not _boilerplate(s, seen))))
         seen.add(s)
     return keep
 
@@ -202,23 +233,31 @@ def must_keep(section: str) -> bool:
     "True for a table's header, a record header (`commit <sha>`) or a section that states a prohibition, deprecation or danger."
     return table_head(section) or _RECORD_HEAD.match(section.lstrip()) is not None or _NORMATIVE.search(section) is not None
 
+# %% ../../nbs/14_compressors_text.ipynb #f8d91c08
+_NORMATIVE_WORDS = ('must not', 'must never', 'shall not', 'should not', 'do not use', 'deprecated', 'caution', 'danger', 'unsafe',
+                    'not supported', 'unsupported', 'breaking change')   # the phrases of `_NORMATIVE`, lower case
+
+def must_keep_each(secs: Sequence[str], hits: dict | None = None) -> list[bool]:
+    "`[must_keep(s) for s in secs]` (sections as str), the normative pattern searched only in the sections that can match it; `hits`: `sections_holding` of `secs` for (at least) `_NORMATIVE_WORDS`, when made already."
+    hits = hits or sections_holding(secs, _NORMATIVE_WORDS)
+    hold = set().union(*(hits[w] for w in _NORMATIVE_WORDS))
+    return [table_head(s) or _RECORD_HEAD.match(s.lstrip()) is not None
+            or ((i in hold or not s.isascii()) and _NORMATIVE.search(s) is not None) for i, s in enumerate(secs)]
+
 # %% ../../nbs/14_compressors_text.ipynb #ed255c92
-from ..signals import PROSE, signal_flags
+from ..signals import PROSE, signal_flags, signal_flags_each
 
 SIGNAL_BLOCK_CHARS = 1 << 20
 
 def section_signals(secs: Sequence[str]) -> list[list[str]]:
-    "For each section (str), its lines that carry a signal (`caveman.signals`, prose profile), each section read on its own; a pass over blocks of sections (about a million characters each, so the split lines stay small) finds the sections worth reading."
+    "For each section (str), its lines that carry a signal (`caveman.signals`, prose profile), each section read on its own; one pass (`signal_flags_each`) per block of sections (about a million characters each, so the split lines stay small)."
     out, a = [], 0
     while a < len(secs):
         z, size = a + 1, len(secs[a])
         while z < len(secs) and size + len(secs[z]) < SIGNAL_BLOCK_CHARS: size += len(secs[z]) + 1; z += 1
         lines = [s.split('\n') for s in secs[a:z]]
-        flat = signal_flags([l for ls in lines for l in ls], PROSE)
-        pos = 0
-        for ls in lines:
-            hit = any(flat[pos:pos + len(ls)]); pos += len(ls)
-            out.append([l for l, f in zip(ls, signal_flags(ls, PROSE)) if f] if hit else [])
+        for ls, flags in zip(lines, signal_flags_each(lines, PROSE)):
+            out.append([l for l, f in zip(ls, flags) if f] if any(flags) else [])
         a = z
     return out
 
@@ -266,7 +305,8 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     secs = [text[a:b] for a, b in spans]
     sig = section_signals(secs)
     forced = forced_signals([l[0] if l else '' for l in sig], sig)
-    keep = [k or _HTML_BLOCK in s or f or must_keep(s) for k, s, f in zip(heading_keep(secs), secs, forced)]
+    hits = sections_holding(secs, _FLAG_LOWER + _NORMATIVE_WORDS)   # one lower-cased pass for both rules
+    keep = [k or _HTML_BLOCK in s or f or m for k, s, f, m in zip(heading_keep(secs, hits), secs, forced, must_keep_each(secs, hits))]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
     keep = keep_parents(secs, keep_table_headers(secs, keep_document(secs, keep)))
