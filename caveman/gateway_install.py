@@ -111,12 +111,17 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     gfile = gateway_file(scope, project, cv_home)
     cfg = _read_config(gfile)
     on = install and (gateway if gateway is not None else cfg is not None)
+    blocked = hooks.mcp_blocked(scope, project, home) if install and mcp else ''   # the host would not offer the server
+    if blocked and on: raise HookError(f'{blocked}, so Claude Code will not start caveman-mcp and the gateway cannot run: change that setting or drop --gateway')
+    mcp = mcp and not blocked
     if on and not mcp: raise HookError('--gateway needs the caveman MCP server: drop --no-mcp')
     changes = [c for c in hooks.plan(install, scope, project, home, mcp=mcp) if c[0] != mcp_file]
     old = mcp_file.read_text(encoding='utf-8') if mcp_file.exists() else ''
     doc = hooks._load(mcp_file)
     plain = {'type': 'stdio', 'command': hooks._exe('caveman-mcp'), 'args': list(hooks.SERVER_ARGS), 'env': {}} if install and mcp else None
     new, notes, cfg2 = json.loads(json.dumps(doc)), [], None
+    if blocked: notes.append(f'caveman-mcp not registered: {blocked}, so the model would have no caveman_retrieve; '
+                             'the hook makes lossless views only (no --recovery)')
     node = _node(new, key, on or cfg is not None)
     here = node.get(key[-1]) if node is not None and isinstance(node.get(key[-1]), dict) else {}
     if on:
