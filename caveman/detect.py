@@ -737,9 +737,13 @@ def _looks_like_code(t: bytes) -> bool:
     return t.startswith(_CODE_STARTS) or any(k in t for k in _CODE_ANYWHERE + _CODE_LINE_STARTS)
 
 # %% ../nbs/03_detect.ipynb #aad5ab45
+_XML_DECL = re.compile(rb'<\?xml[^>]{0,200}\?>')
+
 def _is_html(body: bytes) -> bool:
     t = body.strip(_WS)
-    if t[:14].lower().startswith((b'<!doctype html', b'<html')): return True
+    decl = _XML_DECL.match(t)                      # XHTML: `<?xml …?>` before the doctype
+    head = t[decl.end():decl.end() + 64].lstrip(_WS) if decl else t
+    if head[:14].lower().startswith((b'<!doctype html', b'<html')): return True
     if t.count(b'<') < 6: return False
     low = t.lower()
     if not _HTML_CONTAINER.search(low) or not _count_at_least(_HTML_TAG, low, 6): return False
