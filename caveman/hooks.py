@@ -55,10 +55,10 @@ def _without_vacuous_contract(view: str) -> str:
     return ''.join(l for l in re.split(r'(?<=\n)', view) if not l.startswith('… caveman: elided '))
 
 # %% ../nbs/63_hooks.ipynb #2e4cd63a
-_MARKER_LINE = re.compile(r'[ \t]*…[^\n]*caveman[^\n]*…[ \t]*|[^\n]{0,300}caveman: body elided[^\n]{0,20}')
+_MARKER_LINE = re.compile(r'[ \t]*…[^\n]*caveman[^\n]*…[ \t]*|[^\n]{0,300}caveman: body elided[^\n]{0,20}|[ \t]*\.\.\.')   # a note or count, a brace body elided, a Python body elided (`...`)
 
 def keeps_lines(view: str, original: str) -> bool:
-    "True when every line of `view` (characters) is the next verbatim line of `original` in order, or else a caveman marker line (`… … caveman … …`, or a body elided)."
+    "True when every line of `view` (characters) is the next verbatim line of `original` in order, or else a caveman marker line (`… … caveman … …`, a brace body `{ /* caveman: body elided */ }`, a Python body `...`)."
     ol, pos = original.split('\n'), 0
     for line in view.rstrip('\n').split('\n'):
         try: pos = ol.index(line, pos) + 1
@@ -107,7 +107,7 @@ def _gap_line(n: int, unit: str = 'lines') -> str:
 _GAP = 100                     # characters set aside for each marker line
 
 # %% ../nbs/63_hooks.ipynb #a3303c7f
-_LABEL = re.compile(r'(?i:(?<![\w.-])(?:error|fatal|failed|failure|panic)s?)[ \t]*:|[A-Z][A-Za-z0-9]*(?:Error|Exception)(?::|[ \t\r]*$)')
+_LABEL = re.compile(r'(?i:(?<![\w.-])(?:error|fatal|failed|failure|panic)s?)[ \t]*:|^[ \t]*[A-Z][\w.]*(?:Error|Exception)(?::|[ \t\r]*$)')
 
 def _loud_flags(lines: list[str]) -> list:
     "Per line (no newline): its signal class (`caveman.signals`, output profile) when it is a failure line, not a line that merely names the word; else None."
