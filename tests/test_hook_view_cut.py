@@ -13,7 +13,7 @@ from conftest import child_env
 from _signals import signal_lines
 
 CAVEMAN = Path(sys.executable).with_name('caveman')
-MARKER = ' lines of this view elided (caveman)'
+MARKER = ' lines of the original elided (caveman)'
 
 
 def hook_view(stdout: str, env: dict) -> str:
