@@ -74,12 +74,31 @@ def keeps_lines(view: str, original: str) -> bool:
     return True
 
 # %% ../nbs/63_hooks.ipynb #49109180
+def _cut_original(text: str, room: int, records: bytes | None = None, records_note: str = '') -> str | None:
+    "The original `text` (characters) cut to about `room` characters by its lines (`fit_view`), or None when it fits in `room` (nothing to hide); with `records` (the original's bytes with each NUL-separated record as a line, `engine.nul_records`), those records are cut instead and `records_note` follows."
+    if len(text) <= room: return None
+    nl = lambda v: v + ('' if v.endswith('\n') else '\n')
+    if records is None: return fit_view(nl(text), room)
+    tail = records_note + '\n'
+    return fit_view(nl(records.decode('utf-8', 'surrogatepass')), room - len(tail)) + tail
+
+# %% ../nbs/63_hooks.ipynb #4bc81b59
+def _keep_original(data: bytes, content_type: str) -> str:
+    "Put `data` (the original output's bytes) in the recovery store; returns its handle; raises `HookError` when the store cannot be opened or refuses it."
+    from caveman import ccr
+    try:
+        store = ccr.open_store(None, create_dirs=True)
+        try: return store.put(data, content_type=content_type, compressor='hook cut')
+        finally: store.close()
+    except Exception as e: raise HookError(f'cannot keep the original in the recovery store: {e}') from None
+
+# %% ../nbs/63_hooks.ipynb #42a7b033
 def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', note: str = '', misses: list | None = None,
                   lines: bool = False, persisted: bool = False) -> str | None:
     "caveman's view of `text` (characters) or None to keep it: None under `policy.min_bytes` UTF-8 bytes or when nothing smaller was found (then `'<content type>, <N> bytes'` is appended to `misses` when given); lossy views only with `recovery` and not `policy.lossless_only`, else lossless ones, a lossy view ending in `handle_line(handle, note)`, at most `max(policy.max_chars, MIN_MAX_CHARS)` characters (`persisted`: at most `PERSISTED_VIEW_CHARS` plus the handle line), cut from the original's lines when the engine's view is larger, and only when it saves `MIN_LOSSY_SAVING` of `text` or `text` is over that cut; `lines`: every line shown is a line of `text` verbatim (`keeps_lines`); raises `HookError` when the store refuses the original."
     data = text.encode('utf-8', 'surrogatepass')
     if len(data) < policy.min_bytes: return None
-    from caveman.engine import Engine, RecoveryStoreError, as_text
+    from caveman.engine import Engine, RecoveryStoreError, as_text, nul_records, NUL_RECORDS_NOTE
     lossy_ok = recovery and not policy.lossless_only
     store = None
     if lossy_ok:
@@ -94,13 +113,16 @@ def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', no
     ok = lambda v: v is not None and (not lines or keeps_lines(v, text))
     transformed = not r.passed_through and r.output != data
     if transformed and r.lossless_to_model is True and ok(as_text(r.output)): return as_text(r.output)
-    if transformed and lossy_ok and r.recovery_handle:
-        tail = handle_line(r.recovery_handle, note, len(text)) + '\n'
+    handle = r.recovery_handle if transformed else None
+    if lossy_ok and handle is None and persisted and len(text) > PERSISTED_VIEW_CHARS:
+        handle = _keep_original(data, r.content_type)   # no smaller view, but the host would show only its 2 KB preview
+    if lossy_ok and handle:
+        tail = handle_line(handle, note, len(text)) + '\n'
         limit = max(policy.max_chars, MIN_MAX_CHARS)
         room = min(PERSISTED_VIEW_CHARS, limit - len(tail)) if persisted else limit - len(tail)
         nl = lambda v: v + ('' if v.endswith('\n') else '\n')
-        view = _without_vacuous_contract(nl(as_text(r.output)))
-        if not ok(view) or len(view) > room: view = fit_view(nl(text), room) if len(text) > room else None
+        view = _without_vacuous_contract(nl(as_text(r.output))) if transformed else None
+        if not ok(view) or len(view) > room: view = _cut_original(text, room, nul_records(data), NUL_RECORDS_NOTE)
         if view is not None and (len(text) > room + len(tail) or len(view) + len(tail) <= (1 - MIN_LOSSY_SAVING) * len(text)):
             return view + tail
     v = lossless_view(text)

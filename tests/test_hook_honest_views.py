@@ -140,3 +140,28 @@ def test_a_tiny_max_chars_is_raised_to_the_floor_and_said(env, tmp_path):
     assert len(view) <= int(m.group(1)), len(view)
     r = run(ev, dict(env, CAVEMAN_MAX_CHARS='1500'), '--recovery')
     assert r.stderr == b'' and len(json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout']) <= 1500
+
+
+def _progress(n: int) -> str:
+    "Numbered progress lines with one failure in the middle and an error at the end: text the engine finds no smaller view of."
+    rows = [f'[{i}/{n}] ok' for i in range(1, n + 1)]
+    rows[n // 2] = f'[{n // 2 + 1}/{n}] FAILED: step {n // 2 + 1} could not write its output'
+    return '\n'.join(rows) + '\nERROR: 1 of the steps failed, see above\n'
+
+
+@pytest.mark.parametrize('make', [lambda: _progress(4000), lambda: '\n'.join(map(str, range(1, 10001))) + '\nERROR: disk quota exceeded\n'],
+                         ids=['progress', 'seq'])
+def test_a_persisted_output_without_a_smaller_view_still_gets_a_cut_with_a_handle(make, env, tmp_path):
+    "An output over the host's 30,000-character cut that the engine cannot make smaller is not left to the host's 2 KB head preview (recheck of break test 7, N1): the view keeps its failure and last lines, counts the rest in lines of the original, and its handle returns it exactly."
+    out = make(); assert len(out) > 30_000
+    r = run(bash_event(out, 'make all', tmp_path), env, '--recovery')
+    view = json.loads(r.stdout)['hookSpecificOutput']['updatedToolOutput']['stdout']
+    shown, gaps = lines_of(view)
+    body = [l for l in shown if 'caveman_retrieve' not in l]
+    assert len(view) <= 2_600 and len(body) + gaps == len(out.rstrip('\n').split('\n'))
+    assert all(l in out.split('\n') for l in body)
+    loud = [l for l in out.split('\n') if re.search(r'\b(?:FAILED|ERROR)\b', l)]
+    assert loud and all(l in body for l in loud), loud
+    handle = re.search(r'recovery_handle="(ccr_[0-9a-f]+)"', view)[1]
+    got = subprocess.run([str(CAVEMAN), 'retrieve', handle], capture_output=True, env=env, timeout=120)
+    assert got.stdout == out.encode()
