@@ -638,9 +638,10 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
 SETTINGS_DIRS = ('.claude', '.gemini', '.codex', 'gateway')
 
 def apply(changes: list) -> list[str]:
-    "Write each planned change `(file, old text, new text or None to remove)`, backing up first (`_backup`); returns one line per file."
+    "Write each planned change `(file, old text, new text or None to remove)`, backing up first (`_backup`); a file that is a symbolic link is written through it (its target changes, the link stays); returns one line per file."
     lines = []
     for p, old, new in changes:
+        if new is None and p.is_symlink(): new = '{}\n'   # a linked file (dotfiles) is never removed: emptied through the link
         if new is None:
             if p.exists(): p.unlink(); lines.append(f'removed {p} (caveman created it)')
             if p.parent.name in SETTINGS_DIRS:
@@ -649,10 +650,11 @@ def apply(changes: list) -> list[str]:
             continue
         p.parent.mkdir(parents=True, exist_ok=True)
         b = _backup(p)
-        tmp = p.with_name(p.name + '.caveman.tmp')
+        target = Path(os.path.realpath(p)) if p.is_symlink() else p   # a settings file linked from a dotfiles tree is written through the link
+        tmp = target.with_name(target.name + '.caveman.tmp')
         tmp.write_text(new, encoding='utf-8')
-        if p.exists(): shutil.copymode(p, tmp)
-        os.replace(tmp, p)
+        if target.exists(): shutil.copymode(target, tmp)
+        os.replace(tmp, target)
         restored = [k for k in _backups(p) if k.read_bytes() == new.encode('utf-8')]
         for k in restored: k.unlink()
         lines.append(f'updated {p}' + (' (restored as it was before caveman)' if restored else f' (backup: {b})' if b else ''))

@@ -100,3 +100,19 @@ def test_backups_are_never_overwritten_and_a_later_edit_is_kept(tmp_path):
     assert bak.read_text() == original                                               # never overwritten
     run(env, proj, 'install', 'claude-code')
     assert bak.read_text() == original and Path(f'{settings}.caveman.bak.2').read_text() == left
+
+
+@pytest.mark.parametrize('target_text', ['{"model": "opus"}\n', '{}\n'], ids=['content', 'empty'])
+def test_a_settings_file_linked_from_dotfiles_is_written_through_the_link(tmp_path, target_text):
+    "A user settings file that is a symbolic link into a dotfiles tree stays a link: install puts the hook in the link's target, uninstall takes it out again, and the target's bytes are as before (recheck of break test 7, N3: the link became a plain file)."
+    if not CAVEMAN.exists(): pytest.fail('the caveman console script is not installed: run through `make test`')
+    home, proj, dots = tmp_path / 'home', tmp_path / 'project', tmp_path / 'dotfiles'
+    for d in (home / '.claude', proj, dots): d.mkdir(parents=True)
+    target = dots / 'claude-settings.json'; target.write_text(target_text)
+    link = home / '.claude' / 'settings.json'; link.symlink_to(target)
+    env = child_env(only=('PATH',), HOME=str(home), CAVEMAN_HOME=str(tmp_path / 'cv'))
+    run(env, proj, 'install', 'claude-code', '--scope', 'user')
+    assert link.is_symlink() and 'hook claude-code' in target.read_text()
+    run(env, proj, 'uninstall', 'claude-code', '--scope', 'user')
+    assert link.is_symlink() and link.resolve() == target.resolve() and 'hook claude-code' not in target.read_text()
+    assert json.loads(target.read_text()) == json.loads(target_text)
