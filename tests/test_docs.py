@@ -172,27 +172,12 @@ def built_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
 
 
 @pytest.mark.slow
-def test_every_page_shows_an_output(built_site):
-    "Each notebook's page shows at least one real output (a page of prose and code alone reads as if nothing ran)."
+@pytest.mark.parametrize('check', [pages_without_output, dead_links, contents_problems], ids=['every-page-shows-an-output',
+                         'every-link-and-anchor-resolves', 'contents-list-every-notebook-under-a-heading-naming-it'])
+def test_the_built_site(check, built_site):
+    "What a newcomer needs of the site, each found wanting by its check (the check's docstring says what it reads): every notebook page shows an output (prose and code alone read as if nothing ran), every link inside the site reaches a page and every anchor an id on it, and the contents page lists every notebook once, in architecture order, under a section heading naming its module."
     site, _ = built_site
-    bad = pages_without_output(site)
-    assert bad == [], f'pages without an output: {bad}'
-
-
-@pytest.mark.slow
-def test_every_link_and_anchor_of_the_site_resolves(built_site):
-    "Every link of every page that points inside the site reaches a page, and an anchor an id on it."
-    site, _ = built_site
-    bad = dead_links(site)
-    assert bad == [], f'dead links: {bad}'
-
-
-@pytest.mark.slow
-def test_contents_list_every_notebook_under_a_heading_naming_it(built_site):
-    "The contents page lists every notebook once, in architecture order, each under a section heading that names its module."
-    site, _ = built_site
-    bad = contents_problems(site)
-    assert bad == [], f'contents: {bad}'
+    assert check(site) == [], f'{check.__name__}: {check(site)}'
 
 
 @pytest.mark.slow
