@@ -938,6 +938,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                'caveman.hooks._bash': ('hooks.html#_bash', 'caveman/hooks.py'),
                                'caveman.hooks._cursor_gateways': ('hooks.html#_cursor_gateways', 'caveman/hooks.py'),
                                'caveman.hooks._cut_original': ('hooks.html#_cut_original', 'caveman/hooks.py'),
+                               'caveman.hooks._diff_lines': ('hooks.html#_diff_lines', 'caveman/hooks.py'),
                                'caveman.hooks._exe': ('hooks.html#_exe', 'caveman/hooks.py'),
                                'caveman.hooks._fit_characters': ('hooks.html#_fit_characters', 'caveman/hooks.py'),
                                'caveman.hooks._fit_lines': ('hooks.html#_fit_lines', 'caveman/hooks.py'),

@@ -661,9 +661,15 @@ def apply(changes: list) -> list[str]:
     return lines
 
 # %% ../nbs/63_hooks.ipynb #b00acc82
+def _diff_lines(text: str) -> list[str]:
+    "`text` as diff lines: a last line without its newline gets one and git's `\\ No newline at end of file` (so it does not run into the next line)."
+    lines = text.splitlines(True)
+    if lines and not lines[-1].endswith('\n'): lines[-1] += '\n\\ No newline at end of file\n'
+    return lines
+
 def diff(changes) -> str:
     "The planned changes as one unified diff (a file planned away as all its lines removed)."
-    return ''.join(''.join(difflib.unified_diff(old.splitlines(True), (new or '').splitlines(True), f'{p} (before)', f'{p} (after)')) for p, old, new in changes)
+    return ''.join(''.join(difflib.unified_diff(_diff_lines(old), _diff_lines(new or ''), f'{p} (before)', f'{p} (after)')) for p, old, new in changes)
 
 # %% ../nbs/63_hooks.ipynb #578f39cd
 GEMINI_TOOLS = {'run_shell_command': 'Bash', 'read_file': 'Read', 'grep_search': 'Grep', 'glob': 'Glob', 'web_fetch': 'WebFetch'}

@@ -261,9 +261,9 @@ def notebook_html(cells: list[dict]) -> str:
         if c['cell_type'] != 'code': continue
         d = directives(src)
         if 'default_exp' in d and not strip_directives(src).strip(): continue
+        if 'hide' in d: continue            # a hidden cell is hidden whole, its outputs too (as nbdev renders it)
         outs = ''.join(output_html(o) for o in c['outputs'])
         code = strip_directives(src).strip()
-        if 'hide' in d: code = ''
         if not code and not outs: continue
         parts.append('<div class="cell code">' + (_highlight(code) if code else '')
                      + (f'<div class="output">{outs}</div>' if outs else '') + '</div>')
