@@ -224,9 +224,13 @@ def shrink_tool(tool: dict) -> dict:
 
 # %% ../../nbs/55_mcp_gateway.ipynb #e93691e1
 from ..markers import note_marker
+from .tools import MAX_RESULT_SIZE_CHARS
 
-def handle_line(handle: str) -> str:
-    "The last line of a lossy view served outside `caveman_compress`: names the recovery handle and the tool that returns the original."
+def handle_line(handle: str, size: int = 0) -> str:
+    "The last line of a lossy view served outside `caveman_compress`: names the recovery handle and the tool that returns the original; for an original of more than `MAX_RESULT_SIZE_CHARS` characters (`size`), which a host shows only as a preview when retrieved whole, it asks for a query instead."
+    if size > MAX_RESULT_SIZE_CHARS:
+        return note_marker(f'original stored as {handle} ({size:,} characters, too large to come back whole); '
+                           f'caveman_retrieve(recovery_handle="{handle}") with a query returns the parts that match it')
     return note_marker(f'original stored as {handle}; caveman_retrieve(recovery_handle="{handle}") returns it')
 
 # %% ../../nbs/55_mcp_gateway.ipynb #f9b19d97
@@ -285,7 +289,7 @@ def compress_result(result: dict, engine, policy: Policy, output_schema=None) ->
         if r is not None and r.ratio > 0 and not r.passed_through and r.output != data:
             if r.lossless_to_model is True: v = r.output.decode('utf-8', 'surrogatepass')
             elif not policy.lossless_only and r.recovery_handle:
-                v = r.output.decode('utf-8', 'surrogatepass').rstrip('\n') + '\n' + handle_line(r.recovery_handle)
+                v = r.output.decode('utf-8', 'surrogatepass').rstrip('\n') + '\n' + handle_line(r.recovery_handle, len(text))
         if v is not None: used.append(r)
         else: v = lossless_view(text)          # as the hook does: escapes stripped, JSON as TOON, when nothing better
         if v is not None: memo[text] = v; changed.append(text)
