@@ -10,7 +10,7 @@ __all__ = ['gateway_file', 'movable', 'move_behind', 'move_back', 'plan', 'permi
 import hashlib, json, os, re, shutil
 from pathlib import Path
 from . import hooks
-from .hooks import HookError, SERVER_NAME
+from .hooks import HookError, SERVER_NAME, _read
 from .policy import caveman_home
 
 def gateway_file(scope: str, project: str = '.', cv_home: str | None = None) -> Path:
@@ -83,7 +83,7 @@ def move_back(servers: dict, cfg: dict) -> tuple[dict, list[str]]:
 
 # %% ../nbs/63b_gateway_install.ipynb #137d25ab
 def _read_config(path: Path) -> dict | None:
-    try: text = path.read_text(encoding='utf-8')
+    try: text = _read(path)
     except FileNotFoundError: return None
     except OSError as e: raise HookError(f'cannot read {path}: {e.strerror or e}') from None
     try: cfg = json.loads(text)
@@ -116,7 +116,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     mcp = mcp and not blocked
     if on and not mcp: raise HookError('--gateway needs the caveman MCP server: drop --no-mcp')
     changes = [c for c in hooks.plan(install, scope, project, home, mcp=mcp) if c[0] != mcp_file]
-    old = mcp_file.read_text(encoding='utf-8') if mcp_file.exists() else ''
+    old = _read(mcp_file) if mcp_file.exists() else ''
     doc = hooks._load(mcp_file)
     plain = {'type': 'stdio', 'command': hooks._exe('caveman-mcp'), 'args': list(hooks.SERVER_ARGS), 'env': {}} if install and mcp else None
     new, notes, cfg2 = json.loads(json.dumps(doc)), [], None
@@ -141,7 +141,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
         elif 'caveman-mcp' in str((back.get(SERVER_NAME) or {}).get('command', '')): back.pop(SERVER_NAME)
         if back or not (cfg.get('installed') or {}).get('absent'): node[key[-1]] = back
         else: node.pop(key[-1], None); hooks.prune(new, key)
-        changes.append((gfile, gfile.read_text(encoding='utf-8'), None))
+        changes.append((gfile, _read(gfile), None))
     else: new = hooks.merge_server(doc, key, plain)
     if c := hooks.finish(mcp_file, old, new, install): changes.append(c)
     if on: notes += scope_permission_notes(project, home, [n for n in (cfg2 or {}).get('mcpServers', {})])

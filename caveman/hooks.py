@@ -520,8 +520,12 @@ def prune(doc: dict, path: list) -> dict:
 # %% ../nbs/63_hooks.ipynb #085f5df2
 import difflib
 
+def _read(path: Path) -> str:
+    "The text of `path` (UTF-8) as it is, line endings untranslated; raises OSError."
+    with open(path, encoding='utf-8', newline='') as f: return f.read()
+
 def _load(path: Path) -> dict:
-    try: text = path.read_text(encoding='utf-8')
+    try: text = _read(path)
     except FileNotFoundError: return {}
     except OSError as e: raise HookError(f'cannot read {path}: {e.strerror or e}') from None
     if not text.strip(): return {}
@@ -531,13 +535,14 @@ def _load(path: Path) -> dict:
     return d
 
 def _text(d: dict, like: str = '') -> str:
-    "JSON text of `d` laid out as the file text `like` was: its indent (2 spaces when `like` is empty; one line when `like` is one line), its final newline (kept, or added to a new file)."
+    "JSON text of `d` laid out as the file text `like` was: its indent (2 spaces when `like` is empty; one line when `like` is one line), its line ending (`\\r\\n` when `like` has them), its final newline (kept, or added to a new file)."
     body = like.strip()
     if body and '\n' not in body: out = json.dumps(d, ensure_ascii=False)
     else:
         m = re.search(r'\n([ \t]+)\S', body)
         out = json.dumps(d, indent=m.group(1) if m else 2, ensure_ascii=False)
-    return out + ('\n' if not body or like.endswith('\n') else '')
+    nl = '\r\n' if '\r\n' in like else '\n'        # JSON text has no raw newline inside a string: every one is layout
+    return out.replace('\n', nl) + (nl if not body or like.endswith('\n') else '')
 
 # %% ../nbs/63_hooks.ipynb #a7361616
 import glob as _glob
@@ -574,7 +579,7 @@ def finish(p: Path, old: str, new: dict, install: bool) -> tuple | None:
     if same(before, new): return None
     if install: return (p, old, _text(new, old))
     for b in reversed(_backups(p)):
-        try: t = b.read_text(encoding='utf-8'); value = json.loads(t) if t.strip() else {}
+        try: t = _read(b); value = json.loads(t) if t.strip() else {}
         except (OSError, ValueError): continue
         if same(value, new): return (p, old, t)
     if new == {} and not _backups(p): return (p, old, None)
@@ -619,7 +624,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     files = {}
     def doc(p):
         if p not in files:
-            old = p.read_text(encoding='utf-8') if p.exists() else ''
+            old = _read(p) if p.exists() else ''
             files[p] = [old, _load(p)]
         return files[p][1]
     command = f'{_exe("caveman")} hook claude-code' + (' --recovery' if mcp else '') if install else None
@@ -652,7 +657,7 @@ def apply(changes: list) -> list[str]:
         b = _backup(p)
         target = Path(os.path.realpath(p)) if p.is_symlink() else p   # a settings file linked from a dotfiles tree is written through the link
         tmp = target.with_name(target.name + '.caveman.tmp')
-        tmp.write_text(new, encoding='utf-8')
+        tmp.write_text(new, encoding='utf-8', newline='')
         if target.exists(): shutil.copymode(target, tmp)
         os.replace(tmp, target)
         restored = [k for k in _backups(p) if k.read_bytes() == new.encode('utf-8')]
@@ -755,7 +760,7 @@ def gemini_plan(install: bool, scope: str = 'user', project: str = '.', home: st
     if scope not in ('user', 'project'): raise HookError(f'unknown scope {scope!r} for gemini-cli: use user or project')
     base = Path(home or os.path.expanduser('~')) if scope == 'user' else Path(project).resolve()
     p = base / '.gemini' / 'settings.json'
-    old = p.read_text(encoding='utf-8') if p.exists() else ''
+    old = _read(p) if p.exists() else ''
     doc = _load(p)
     entry = None
     if install:
@@ -819,7 +824,7 @@ def codex_home(home: str | None = None) -> Path:
 def codex_plan(install: bool, home: str | None = None, mcp: bool = True) -> list[tuple[Path, str, str]]:
     "`[(file, old text, new text)]` for Codex's `hooks.json` that `install` (or uninstall) changes; raises `HookError` before anything is written."
     p = codex_home(home) / 'hooks.json'
-    old = p.read_text(encoding='utf-8') if p.exists() else ''
+    old = _read(p) if p.exists() else ''
     doc = _load(p)
     entry = None
     if install:

@@ -1,7 +1,7 @@
 """`caveman install claude-code` then `caveman uninstall claude-code` gives the user's files back byte for byte
 (break test 7 row 05), through the installed console script: for every scope, plain, `--no-mcp` and `--gateway`,
 over several starting states of the settings files — absent, empty, `{}`, the user's own content in odd layouts
-(4 spaces, tabs, one line without a final newline, `\\u` escapes) with other hooks and servers. The judge is a
+(4 spaces, tabs, one line without a final newline, `\\u` escapes, Windows line endings) with other hooks and servers. The judge is a
 snapshot of every file (path and bytes) and directory under the home, the project and the caveman home, taken
 before the install and after the uninstall: they must be identical — files and directories install created
 are gone, edited files are back as they were, no backup is left. Backups are never overwritten.
@@ -53,7 +53,14 @@ STATES = {
     'braces': lambda scope, proj: ('{}', '{}\n'),
     'one line': lambda scope, proj: (json.dumps({'env': {'A': '1'}}), json.dumps({'mcpServers': {'x': {'command': 'x-mcp'}}})),
     'user content': user_content,
+    'windows line endings': lambda scope, proj: tuple(t.replace('\n', '\r\n') for t in user_content(scope, proj)),
 }
+
+
+def bare_line_feeds(p: Path) -> int:
+    "Line feeds in file `p` not preceded by a carriage return."
+    data = p.read_bytes()
+    return data.count(b'\n') - data.count(b'\r\n')
 
 
 @pytest.mark.parametrize('flags', [[], ['--no-mcp'], ['--gateway']], ids=['plain', 'no-mcp', 'gateway'])
@@ -73,6 +80,8 @@ def test_install_then_uninstall_restores_every_byte(tmp_path, scope, flags):
         run(env, proj, 'install', 'claude-code', '--scope', scope, *flags)
         assert snapshot(root) != before, f'{name}: install changed nothing'
         assert 'hook claude-code' in hook_file.read_text(), name
+        if name == 'windows line endings':                 # the file keeps the user's line endings while caveman is in
+            assert bare_line_feeds(hook_file) == 0 and b'\r\n' in hook_file.read_bytes(), hook_file.read_bytes()[:300]
         run(env, proj, 'uninstall', 'claude-code', '--scope', scope)
         after = snapshot(root)
         assert after == before, (f'{name}: after install + uninstall, added {sorted(set(after) - set(before))}, '
