@@ -69,52 +69,56 @@ def member(inside):
     return inside.mask.__getitem__ if isinstance(inside, LineSet) else inside.__contains__
 
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
-def _parent_lines(lines: Sequence[str]) -> tuple[array, bytearray]:
-    "For each line its depth (twice its indentation, plus one for a `- ` item; -1 for a blank line) and whether it opens a parent (a key ending in `:` or a `- ` item, no comment; 1 or 0): computed once, read by both context passes; machine ints, 5 bytes a line."
-    depth, opens = array('i'), bytearray()
-    for line in lines:
+def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytearray, array]:
+    "`(depth, opens, parents)`, one of each a line, in one pass: depth is twice the indentation, plus one for a `- ` item (-1 for a blank line or a line in `inside`, the text of a multi-line value); opens is 1 for a parent line (a key ending in `:` or a `- ` item, no comment), else 0; parents as `yaml_parents` gives them. Machine ints, 9 bytes a line."
+    depth, opens, out = array('i'), bytearray(), array('i')
+    dappend, oappend, pappend, inn = depth.append, opens.append, out.append, member(inside)
+    stack, p, parent_match = [], -1, _YAML_PARENT.match     # (depth, index) of open parent lines; p: the last parent appended
+    for i, line in enumerate(lines):
+        if i and inn(i): dappend(-1); oappend(0); pappend(p); continue
         rest = line.lstrip(' \t')
-        if not rest or rest.isspace(): depth.append(-1); opens.append(False); continue
+        if not rest or rest.isspace():
+            dappend(-1); oappend(0); p = stack[-1][1] if stack else -1; pappend(p); continue
         lead = len(line) - len(rest)
-        item = rest[0] == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r'))   # `_YAML_ITEM`
-        depth.append(2 * (lead + line.count('\t', 0, lead)) + item)
-        opens.append(item or (rest[0] not in '#;' and (rest.rstrip(' \t\r')[-1:] == ':' or '#' in rest)   # what `_YAML_PARENT` needs: most lines are `key: value`
-                              and _YAML_PARENT.match(line) is not None))
-    return depth, opens
+        first = rest[0]
+        item = first == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r'))   # `_YAML_ITEM`
+        d = 2 * (lead + line.count('\t', 0, lead)) + item if lead else item
+        o = item or (first not in '#;' and (rest.rstrip(' \t\r')[-1:] == ':' or '#' in rest)   # what `_YAML_PARENT` needs: most lines are `key: value`
+                     and parent_match(line) is not None)
+        dappend(d); oappend(o)
+        if not o and first in '#;': p = next((k for dd, k in reversed(stack) if dd < d), -1)   # a comment: the parent open at its indentation
+        else:
+            while stack and stack[-1][0] >= d: stack.pop()
+            p = stack[-1][1] if stack else -1
+            if o: stack.append((d, i))
+        pappend(p)
+    return depth, opens, out
 
 # %% ../../nbs/16_compressors_config.ipynb #c0cc353c
-def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset(), shape: tuple | None = None) -> list[int]:
-    "For each line (an `array` of ints), the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's; `shape`: `_parent_lines(lines)` when already known."
-    depth, opens = shape or _parent_lines(lines)
-    stack, out, inn = [], array('i'), member(inside)     # (depth, index) of open parent lines
-    for i, line in enumerate(lines):
-        if inn(i) and out: out.append(out[-1]); continue
-        d = depth[i]
-        if d < 0: out.append(stack[-1][1] if stack else -1); continue
-        if not opens[i] and is_comment(line):
-            out.append(next((k for dd, k in reversed(stack) if dd < d), -1)); continue
-        while stack and stack[-1][0] >= d: stack.pop()
-        out.append(stack[-1][1] if stack else -1)
-        if opens[i]: stack.append((d, i))
-    return out
+def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset()) -> array:
+    "For each line (an `array` of ints), the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's."
+    return _yaml_shape(lines, inside)[2]
 
 # %% ../../nbs/16_compressors_config.ipynb #42e92f78
+from itertools import compress
+from operator import and_
+
 CHILDREN = 8
 
 def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
     "New keep flags: every kept line with its chain of parents, and every kept parent with up to 8 following deeper non-blank lines (reference §3.9); lines in `inside` (the text of multi-line values) are neither parents nor children."
-    shape = _parent_lines(lines)
-    depth, opens = shape
-    keep, parents = list(keep), yaml_parents(lines, inside, shape)
-    for i in array('i', (i for i, k in enumerate(keep) if k)):
+    depth, opens, parents = _yaml_shape(lines, inside)
+    keep, n = list(keep), len(lines)
+    for i in compress(range(n - 1, -1, -1), reversed(keep)):     # a parent marked here is met later in the walk
         p = parents[i]
-        while p >= 0 and not keep[p]: keep[p] = True; p = parents[p]
-    for i in array('i', (i for i, k in enumerate(keep) if k and opens[i] and i not in inside)):
-        d, n, j = depth[i], 0, i + 1
-        while j < len(lines) and n < CHILDREN:
-            if depth[j] >= 0 and j not in inside:
-                if depth[j] <= d: break
-                keep[j] = True; n += 1
+        if p >= 0: keep[p] = True
+    for i in array('i', compress(range(n), map(and_, keep, opens))):   # the parents kept now, before their children are added
+        d, c, j = depth[i], 0, i + 1
+        while j < n and c < CHILDREN:
+            dj = depth[j]
+            if dj >= 0:
+                if dj <= d: break
+                keep[j] = True; c += 1
             j += 1
     return keep
 
@@ -310,59 +314,66 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
         else:
             if ev.anchor in anchors: raise yaml.composer.ComposerError(None, None, f'found duplicate anchor {ev.anchor!r}', ev.start_mark)
             anchors[ev.anchor] = owners
+    MapEnd, SeqEnd, DocStart = yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.DocumentStartEvent
+    s_app, e_app, p_app, st_app, f_app, o_app = starts.append, ends.append, parent.append, steps.append, flags.append, open_.append
+    top = None                                                    # frames[-1]: the innermost open collection
     try:
         for ev in yaml_events(body):
             c = ev.__class__
-            if c is Scalar or c is Alias or c is MapStart or c is SeqStart:
+            if c is Scalar or c is MapStart or c is SeqStart or c is Alias:
                 sm = ev.start_mark
                 a = sm.line if exact else line(sm)
                 role, entry, live = None, -1, False               # begin the node in its frame: a key or item opens its entry
-                if not frames: role, live = 'root', True
-                elif not frames[-1][1] and frames[-1][5]:
-                    f = frames[-1]
-                    if f[0]:
-                        f[3] = key = not f[3]
+                if top is None: role, live = 'root', True
+                elif not top[1] and top[5]:
+                    if top[0]:
+                        top[3] = key = not top[3]
                         if key:
                             usable = c is Scalar and not ev.style
-                            f[6], f[7], role = len(starts), usable, 'key'
+                            top[6], top[7], role = len(starts), usable, 'key'
                             if usable:
                                 step = seg_ids.get(ev.value)
                                 if step is None: step = seg_ids[ev.value] = len(segments); segments.append(_segment(ev.value))
-                            starts.append(a); ends.append(a + 1); parent.append(open_[-1] if open_ else -1)
-                            steps.append(step if usable else 0); flags.append((0 if open_ else 1) | (0 if usable else 4))
+                                s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(step); f_app(0 if open_ else 1)
+                            else:
+                                s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(0); f_app(4 if open_ else 5)
                         else:
-                            role, entry, live = 'value', f[6], f[7]
-                            open_.append(entry)
+                            role, entry, live = 'value', top[6], top[7]
+                            o_app(entry)
                     else:
-                        i, f[4], role = f[4], f[4] + 1, 'item'
-                        if before(sm).rstrip().endswith('-'):     # not a `-` alone on its line
+                        i = top[4]; top[4] = i + 1; role = 'item'
+                        if (text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-'):   # not a `-` alone on its line
                             entry, live = len(starts), True
-                            starts.append(a); ends.append(a + 1); parent.append(open_[-1] if open_ else -1)
-                            steps.append(-i - 1); flags.append(2)
-                            open_.append(entry)
+                            s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(-i - 1); f_app(2)
+                            o_app(entry)
                 if ev.anchor is not None: share(ev, role)
                 if c is MapStart or c is SeqStart:
-                    frames.append([c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a]); continue
+                    top = [c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a]
+                    frames.append(top); continue
                 em = ev.end_mark
-                if em.index <= sm.index: e = a
-                elif exact: e = em.line - (em.column == 0)
+                if exact:
+                    e = em.line                                   # past the start's line, a mark at column 0 ends the line before
+                    if e != a: e -= em.column == 0
+                elif em.index <= sm.index: e = a
                 else: e = line(em, 1)
-                if e > a and c is Scalar and frames:              # a multi-line scalar: its lines are text
-                    if '+' not in ahead(sm):
-                        while e > a and not text_lines[e].strip(): e -= 1
-                    if e > a: inside.update(range(a + 1, e + 1))
-                if c is Scalar and frames and ev.style in ('|', '>'): blocks.add(a)
-            elif c is yaml.MappingEndEvent or c is yaml.SequenceEndEvent:
+                if top is not None and c is Scalar:
+                    if e > a:                                     # a multi-line scalar: its lines are text
+                        if '+' not in ahead(sm):
+                            while e > a and not text_lines[e].strip(): e -= 1
+                        if e > a: inside.update(range(a + 1, e + 1))
+                    if ev.style in ('|', '>'): blocks.add(a)
+            elif c is MapEnd or c is SeqEnd:
                 f = frames.pop()
+                top = frames[-1] if frames else None
                 e, role, entry = f[2], f[8], f[9]
                 if f[1]:                                  # a flow collection is one value
                     e = max(f[10], line(ev.end_mark, 1))
                     while e > f[10] and not text_lines[e].strip(): e -= 1
                     if e > f[10]: inside.update(range(f[10] + 1, e + 1))
             else:
-                if c is yaml.DocumentStartEvent: docs.append(len(starts)); anchors = {}
+                if c is DocStart: docs.append(len(starts)); anchors = {}
                 continue
-            if frames and frames[-1][2] < e: frames[-1][2] = e            # end the node: it extends its frame and closes its entry
+            if top is not None and top[2] < e: top[2] = e            # end the node: it extends its frame and closes its entry
             if entry >= 0:
                 open_.pop()
                 ends[entry] = (max(e, starts[entry]) if role == 'value' else e) + 1
@@ -574,7 +585,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     mask = inside.mask
     keep = [flag[i] or (yml and not mask[i] and (
             (not l[:1].isspace() and not comment[i] and _YAML_KEY.match(l) is not None and not l.startswith('- '))
-            or _DOC_MARKER.match(l) is not None or ('&' in l and _ANCHOR.search(l) is not None))) for i, l in enumerate(lines)]
+            or (l[:3] in ('---', '...') and _DOC_MARKER.match(l) is not None) or ('&' in l and _ANCHOR.search(l) is not None))) for i, l in enumerate(lines)]
     for i in [*range(HEAD), *range(max(0, n - TAIL), n)]: keep[i] = True
     asked = query_fill(lines, keep, query, QUERY_LIMIT) if query else keep
     configuration = array('i', (i for i in range(n) if not comment[i]))   # 4 bytes a line, not 36
