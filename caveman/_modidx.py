@@ -359,6 +359,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                              'caveman/compressors/config.py'),
                                             'caveman.compressors.config.Entries.__len__': ( 'compressors_config.html#entries.__len__',
                                                                                             'caveman/compressors/config.py'),
+                                            'caveman.compressors.config.Entries._bare': ( 'compressors_config.html#entries._bare',
+                                                                                          'caveman/compressors/config.py'),
                                             'caveman.compressors.config.Entries._entry': ( 'compressors_config.html#entries._entry',
                                                                                            'caveman/compressors/config.py'),
                                             'caveman.compressors.config.Entries._step': ( 'compressors_config.html#entries._step',

@@ -241,6 +241,7 @@ Layout.__doc__ = "A YAML text's entries (document order), the line indices insid
 # %% ../../nbs/16_compressors_config.ipynb #e7552f87
 import bisect
 from array import array
+from itertools import compress, count
 
 class Entries(Sequence):
     "A YAML text's entries in document order as arrays (`start`, `end`, `parent`, `step` ints, `flags` bytes: 1 top-level, 2 item, 4 no path) and the interned key segments; reading one gives an `Entry` whose yq path is made then (`path(i)`)."
@@ -272,7 +273,20 @@ class Entries(Sequence):
         by_text = {t: k for k, t in enumerate(self.segments)}
         steps = {by_text[t[k:]] for t in tails for k in range(len(t)) if t[k] in '.[' and t[k:] in by_text}
         steps |= {-int(m.group(1)) - 1 for t in tails if (m := re.search(r'\[(\d+)\]\Z', t))}
-        return [i for i, st in enumerate(self.step) if st in steps and self.path(i) in paths]
+        spans = [(0, len(self))]
+        if self.docs:                                  # a path names its document: only that document's entries are read
+            numbers = sorted({int(m.group(1)) for p in paths if (m := re.search(r' of document (\d+)\Z', p))} & set(range(1, len(self.docs) + 1)))
+            spans = [(self.docs[d - 1], self.docs[d] if d < len(self.docs) else len(self)) for d in numbers]
+        memo, flags, step = {}, self.flags, self.step  # paths made so far: a parent's once, however many children ask
+        return [i for a, b in spans for i in compress(range(a, b), map(steps.__contains__, step[a:b]))
+                if not flags[i] & 4 and self._bare(i, memo) + self._suffix(i) in paths]
+    def _bare(self, i, memo) -> str:
+        "Entry `i`'s path without its document, from the nearest ancestor whose path `memo` (index -> path) holds; each made is added."
+        chain, parent = [], self.parent
+        while i >= 0 and i not in memo: chain.append(i); i = parent[i]
+        p = memo[i] if i >= 0 else ''
+        for j in reversed(chain): p = memo[j] = p + self._step(j)
+        return p
     def __iter__(self):
         stack = []                                     # (index, path) of the open ancestors: each path made once
         for i in range(len(self)):
@@ -394,28 +408,49 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
 
 # %% ../../nbs/16_compressors_config.ipynb #944cc44c
 from array import array
-from itertools import accumulate
+from itertools import accumulate, count
+from operator import not_, or_
 
 def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool], comment: Sequence[bool],
                      flag: Sequence[bool] | None = None) -> list[tuple[int, int, str]]:
     "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line)."
     if flag is None: flag = [_flags(l) for l in lines]
     # prefix counts: lines kept (or comments), lines free of flags, markers, anchors; machine ints (4 bytes a line, not 36)
-    shown = array('i', accumulate((bool(k or c) for k, c in zip(keep, comment)), initial=0))
-    plain = array('i', accumulate((not (f or (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)))
-                                   for f, l in zip(flag, lines)), initial=0))
-    first, out, done = {}, [], -1
-    for i, (start, end, f) in enumerate(zip(entries.start, entries.end, entries.flags)):   # no path made unless named
-        if start < done or f & 4 or (not f & 2 and _YAML_ITEM.match(lines[start])): continue   # a key on its item's `- ` line: the item's business
+    shown = array('i', accumulate(map(bool, map(or_, keep, comment)), initial=0))
+    marked = bytearray(map(bool, flag))                           # a flag, a document marker or an anchor: a byte a line
+    for i in [i for i, l in enumerate(lines) if '&' in l or l[:3] in ('---', '...')]:   # the few lines that may be a marker or an anchor
+        l = lines[i]
+        if (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)): marked[i] = 1
+    plain = array('i', accumulate(map(not_, marked), initial=0))
+    del marked
+    first, out, done, item = {}, [], -1, _YAML_ITEM.match         # first: a hash of (top-level, length, lines) -> the entry first seen with it (a list on a collision)
+    starts, ends, flags = entries.start, entries.end, entries.flags
+    chars = array('q', accumulate(map(len, lines), initial=0))   # characters before each line, and lines not all ASCII: a run's bytes without encoding it
+    wide = array('i', accumulate(map(not_, map(str.isascii, lines)), initial=0))
+    least = {}                                                    # run length -> the fewest bytes such a run needs to be worth its marker
+    for i, start, end, f in zip(count(), starts, ends, flags):   # no path made unless named
+        if start < done or f & 4: continue
         if shown[end] - shown[start] != end - start or plain[end] - plain[start] != end - start: continue   # not intact
         a = start + 1 if f & 1 else start
         if a >= end: continue
-        key = (f & 1, end - a, hash(tuple(lines[a:end])))         # a hash, not the lines: one int per entry; equal hashes are compared
-        seen = first.setdefault(key, [])
-        same = next((j for j, b in seen if lines[b:b + end - a] == lines[a:end]), None)
-        if same is None: seen.append((i, a)); continue
+        need = least.get(end - a)
+        if need is None:                                          # the shortest claim: `same as .x`; a marker must be shorter (twice, under 3 lines)
+            m = len(('# ' + elision_marker(end - a, 'config lines', 'same as .')).encode())
+            need = least[end - a] = m + 1 if end - a >= 3 else 2 * m
+        if wide[end] == wide[a] and chars[end] - chars[a] + end - a < need: continue   # too short to elide, here and wherever it repeats
+        if not f & 2 and item(lines[start]): continue            # a key on its item's `- ` line: the item's business
+        run = lines[a:end]
+        key = hash((f & 1, end - a, hash(tuple(run))))           # a hash, not the lines: one int per entry; equal hashes are compared
+        seen = first.get(key)
+        if seen is None: first[key] = i; continue
+        same = None
+        for j in (seen if seen.__class__ is list else (seen,)):
+            b = starts[j] + (flags[j] & 1)
+            if flags[j] & 1 == f & 1 and ends[j] - b == end - a and lines[b:ends[j]] == run: same = j; break
+        if same is None:
+            first[key] = seen + [i] if seen.__class__ is list else [seen, i]; continue
         claim = ('same as under ' if f & 1 else 'same as ') + entries.path(same)
-        run_bytes = sum(len(l.encode()) + 1 for l in lines[a:end])
+        run_bytes = chars[end] - chars[a] + end - a if wide[end] == wide[a] else sum(len(l.encode()) + 1 for l in lines[a:end])
         marker_bytes = indentation(lines[a]) + len(('# ' + elision_marker(end - a, 'config lines', claim)).encode())
         if marker_bytes < run_bytes and worth_eliding(end - a, claim, marker_bytes, run_bytes):
             out.append((a, end, claim)); done = end
