@@ -417,6 +417,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                        'caveman/compressors/config.py'),
                                             'caveman.compressors.config.is_comment': ( 'compressors_config.html#is_comment',
                                                                                        'caveman/compressors/config.py'),
+                                            'caveman.compressors.config.marked_lines': ( 'compressors_config.html#marked_lines',
+                                                                                         'caveman/compressors/config.py'),
                                             'caveman.compressors.config.member': ( 'compressors_config.html#member',
                                                                                    'caveman/compressors/config.py'),
                                             'caveman.compressors.config.repeated_entries': ( 'compressors_config.html#repeated_entries',

@@ -6,8 +6,9 @@
 __all__ = ['CHILDREN', 'FLAG_WORDS', 'FLAG_BLOCK_BYTES', 'Entry', 'Layout', 'BLOCK_HEAD', 'BLOCK_TAIL', 'DECODE_BLOCK',
            'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'indentation', 'is_comment', 'block_scalars',
            'LineSet', 'member', 'yaml_parents', 'yaml_context', 'section_context', 'flag_word_lines', 'comment_lines',
-           'document_titles', 'yaml_path', 'yaml_events', 'Entries', 'yaml_layout', 'repeated_entries', 'scalar_groups',
-           'toml_groups', 'ini_groups', 'block_middles', 'aligned_runs', 'decoded_lines', 'compress_config']
+           'marked_lines', 'document_titles', 'yaml_path', 'yaml_events', 'Entries', 'yaml_layout', 'repeated_entries',
+           'scalar_groups', 'toml_groups', 'ini_groups', 'block_middles', 'aligned_runs', 'decoded_lines',
+           'compress_config']
 
 # %% ../../nbs/16_compressors_config.ipynb #cdc018bf
 import re
@@ -69,9 +70,9 @@ def member(inside):
     return inside.mask.__getitem__ if isinstance(inside, LineSet) else inside.__contains__
 
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
-def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytearray, array]:
-    "`(depth, opens, parents)`, one of each a line, in one pass: depth is twice the indentation, plus one for a `- ` item (-1 for a blank line or a line in `inside`, the text of a multi-line value); opens is 1 for a parent line (a key ending in `:` or a `- ` item, no comment), else 0; parents as `yaml_parents` gives them. Machine ints, 9 bytes a line."
-    depth, opens, out = array('i'), bytearray(), array('i')
+def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytearray, array, bytearray]:
+    "`(depth, opens, parents, comment)`, one of each a line, in one pass: depth is twice the indentation, plus one for a `- ` item (-1 for a blank line or a line in `inside`, the text of a multi-line value); opens is 1 for a parent line (a key ending in `:` or a `- ` item, no comment), else 0; parents as `yaml_parents` gives them; comment as `comment_lines(lines, 'yaml', inside)`. Machine ints, 10 bytes a line."
+    depth, opens, out, comment = array('i'), bytearray(), array('i'), bytearray(len(lines))
     dappend, oappend, pappend, inn = depth.append, opens.append, out.append, member(inside)
     stack, p, parent_match = [], -1, _YAML_PARENT.match     # (depth, index) of open parent lines; p: the last parent appended
     for i, line in enumerate(lines):
@@ -86,13 +87,15 @@ def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytear
         o = item or (first not in '#;' and (rest.rstrip(' \t\r')[-1:] == ':' or '#' in rest)   # what `_YAML_PARENT` needs: most lines are `key: value`
                      and parent_match(line) is not None)
         dappend(d); oappend(o)
+        if first in '#;': comment[i] = 1
         if not o and first in '#;': p = next((k for dd, k in reversed(stack) if dd < d), -1)   # a comment: the parent open at its indentation
         else:
             while stack and stack[-1][0] >= d: stack.pop()
             p = stack[-1][1] if stack else -1
             if o: stack.append((d, i))
         pappend(p)
-    return depth, opens, out
+    if lines and inn(0): comment[0] = 0
+    return depth, opens, out, comment
 
 # %% ../../nbs/16_compressors_config.ipynb #c0cc353c
 def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset()) -> array:
@@ -105,9 +108,9 @@ from operator import and_
 
 CHILDREN = 8
 
-def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
-    "New keep flags: every kept line with its chain of parents, and every kept parent with up to 8 following deeper non-blank lines (reference §3.9); lines in `inside` (the text of multi-line values) are neither parents nor children."
-    depth, opens, parents = _yaml_shape(lines, inside)
+def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset(), shape: tuple | None = None) -> list[bool]:
+    "New keep flags: every kept line with its chain of parents, and every kept parent with up to 8 following deeper non-blank lines (reference §3.9); lines in `inside` (the text of multi-line values) are neither parents nor children; `shape`: `_yaml_shape(lines, inside)` when already made."
+    depth, opens, parents, _ = shape or _yaml_shape(lines, inside)
     keep, n = list(keep), len(lines)
     for i in compress(range(n - 1, -1, -1), reversed(keep)):     # a parent marked here is met later in the walk
         p = parents[i]
@@ -182,11 +185,30 @@ def comment_lines(lines: Sequence[str], kind: str, inside: set[int] = frozenset(
     inn = member(inside)
     return [not inn(i) and is_comment(l) for i, l in enumerate(lines)]
 
+# %% ../../nbs/16_compressors_config.ipynb #97bb2122
+def marked_lines(body: bytes) -> list[int]:
+    "Sorted indices of the lines of `body` (bytes, split at `\\n`) that start with `---` or `...` or hold a `&`: the only lines that can be a YAML document marker or carry an anchor."
+    hits = []
+    for needle, shift in ((b'&', 0), (b'\n---', 1), (b'\n...', 1)):
+        i = body.find(needle)
+        while i >= 0:
+            hits.append(i + shift)
+            nl = body.find(b'\n', i + shift)                      # the next line: this one is found
+            if nl < 0: break
+            i = body.find(needle, nl + 1 - shift)
+    if body.startswith((b'---', b'...')): hits.append(0)
+    out, line, pos = [], 0, 0
+    for i in sorted(hits):
+        line += body.count(b'\n', pos, i); pos = i
+        if not out or out[-1] != line: out.append(line)
+    return out
+
 # %% ../../nbs/16_compressors_config.ipynb #628c4ab2
-def document_titles(lines: Sequence[str], comment: Sequence[bool]) -> list[bool]:
-    "For each line, whether it is the title of a YAML document: the first non-blank line after a `---` marker, when it is a comment."
+def document_titles(lines: Sequence[str], comment: Sequence[bool], starts: Sequence[int] | None = None) -> list[bool]:
+    "For each line, whether it is the title of a YAML document: the first non-blank line after a `---` marker, when it is a comment; `starts`: the indices of the lines that may be a marker (`marked_lines`), when known."
     out = [False] * len(lines)
-    for i, line in enumerate(lines):
+    for i in range(len(lines)) if starts is None else starts:
+        line = lines[i]
         if line.startswith('---') and _DOC_MARKER.match(line):
             j = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
             if j is not None and comment[j]: out[j] = True
@@ -412,13 +434,13 @@ from itertools import accumulate, count
 from operator import not_, or_
 
 def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool], comment: Sequence[bool],
-                     flag: Sequence[bool] | None = None) -> list[tuple[int, int, str]]:
-    "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line)."
+                     flag: Sequence[bool] | None = None, marks: Sequence[int] | None = None) -> list[tuple[int, int, str]]:
+    "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line); `marks`: the lines that may be a document marker or hold an anchor (`marked_lines`), when known."
     if flag is None: flag = [_flags(l) for l in lines]
     # prefix counts: lines kept (or comments), lines free of flags, markers, anchors; machine ints (4 bytes a line, not 36)
     shown = array('i', accumulate(map(bool, map(or_, keep, comment)), initial=0))
     marked = bytearray(map(bool, flag))                           # a flag, a document marker or an anchor: a byte a line
-    for i in [i for i, l in enumerate(lines) if '&' in l or l[:3] in ('---', '...')]:   # the few lines that may be a marker or an anchor
+    for i in [i for i, l in enumerate(lines) if '&' in l or l[:3] in ('---', '...')] if marks is None else marks:   # the few lines that may be a marker or an anchor
         l = lines[i]
         if (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)): marked[i] = 1
     plain = array('i', accumulate(map(not_, marked), initial=0))
@@ -615,31 +637,42 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     blocks = block_scalars(lines, sorted(layout.blocks)) if yml else []   # where the parser saw one: `a: |` inside a string is none
     groups = [*blocks, *scalar_groups(layout.inside)] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
     inside = LineSet(n, ((a + 1, b) for a, b in groups))
-    comment = bytearray(comment_lines(lines, kind, inside))          # per-line facts: a byte a line, not 8
+    shape = _yaml_shape(lines, inside) if yml else None               # depth, parents and comments: one pass over the lines
+    comment = shape[3] if yml else bytearray(comment_lines(lines, kind, inside))   # per-line facts: a byte a line, not 8
     flag = bytearray(f or s is not None for f, s in zip(flag_word_lines(body, lines), signal_flags(lines, SOURCE)))
     mask = inside.mask
-    keep = [flag[i] or (yml and not mask[i] and (
+    marks = [i for i in marked_lines(body) if i < n] if yml else []   # the lines that may be a document marker or hold an anchor
+    # a top-level key starts at column 0 (depth 0, or 1 for `-\tkey:`): only those lines and the marked ones are read
+    todo = sorted({*compress(range(n), map((0, 1).__contains__, shape[0])), *marks}) if yml else ()
+    keep = list(map(bool, flag)) if yml else [flag[i] or False for i in range(n)]
+    for i in todo:
+        l = lines[i]
+        keep[i] = flag[i] or (yml and not mask[i] and (
             (not l[:1].isspace() and not comment[i] and _YAML_KEY.match(l) is not None and not l.startswith('- '))
-            or (l[:3] in ('---', '...') and _DOC_MARKER.match(l) is not None) or ('&' in l and _ANCHOR.search(l) is not None))) for i, l in enumerate(lines)]
+            or (l[:3] in ('---', '...') and _DOC_MARKER.match(l) is not None) or ('&' in l and _ANCHOR.search(l) is not None)))
     for i in [*range(HEAD), *range(max(0, n - TAIL), n)]: keep[i] = True
     asked = query_fill(lines, keep, query, QUERY_LIMIT) if query else keep
-    configuration = array('i', (i for i in range(n) if not comment[i]))   # 4 bytes a line, not 36
-    for i, k in zip(configuration, keep_non_redundant([lines[i] for i in configuration], [asked[i] for i in configuration])): keep[i] = k
-    title = bytearray(document_titles(lines, comment)) if yml else bytearray(n)
-    shown = bytearray(comment[i] and (flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL) for i in range(n))   # the comment rule
-    def comment_rule(keep): return [shown[i] if comment[i] else k for i, k in enumerate(keep)]
+    configuration = array('i', compress(range(n), map(not_, comment)))   # 4 bytes a line, not 36
+    for i, k in zip(configuration, keep_non_redundant(list(map(lines.__getitem__, configuration)), list(map(asked.__getitem__, configuration)))): keep[i] = k
+    title = bytearray(document_titles(lines, comment, [i for i in marks if lines[i].startswith('---')])) if yml else bytearray(n)
+    comments = array('i', compress(range(n), comment))              # the comment rule reads only them
+    shown = bytearray(n)
+    for i in comments: shown[i] = bool(flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL)
+    def comment_rule(keep):
+        for i in comments: keep[i] = shown[i]
+        return keep
     def whole(keep):                                                  # a multi-line value is kept whole or not at all
         for a, b in groups:
             if any(keep[a:b]): keep[a:b] = [True] * (b - a)
         return keep
     keep = comment_rule(whole(keep))
-    keep = whole(comment_rule(yaml_context(lines, keep, inside) if yml else section_context(lines, keep, inside)))
+    keep = whole(comment_rule(yaml_context(lines, keep, inside, shape) if yml else section_context(lines, keep, inside)))
     if not yml:                                                       # every named section header stays
         for i, l in enumerate(lines):
             if i not in inside and not comment[i] and _SECTION.match(l) and not l.lstrip().startswith('[['): keep[i] = True
     replaced = {}
     if layout:
-        repeated = repeated_entries(lines, layout.entries, keep, comment, flag)
+        repeated = repeated_entries(lines, layout.entries, keep, comment, flag, marks)
         for a, b, claim in repeated:
             replaced[a] = b, _lead(lines[a]) + '# ' + elision_marker(b - a, 'config lines', claim)
         covered = bytearray(n)                                        # a byte a line, not a set of ints
