@@ -242,13 +242,16 @@ def yaml_events(body: str | bytes):
 # %% ../../nbs/16_compressors_config.ipynb #a074cf7c
 def _plain_breaks(body: str | bytes) -> bool:
     "True when `body` (str, or its UTF-8 bytes) breaks lines only at `\\n` and `\\r\\n`: then a parser mark's own line is the line of `body.split('\\n')`."
-    if isinstance(body, bytes): return body.count(b'\r') == body.count(b'\r\n') and not any(c in body for c in (b'\xc2\x85', b'\xe2\x80\xa8', b'\xe2\x80\xa9'))   # NEL, LS, PS in UTF-8
-    return body.count('\r') == body.count('\r\n') and not any(c in body for c in '\x85\u2028\u2029')
+    cr = body.count(b'\r' if isinstance(body, bytes) else '\r')
+    if cr and cr != body.count(b'\r\n' if isinstance(body, bytes) else '\r\n'): return False
+    if body.isascii(): return True                               # one fast scan: no NEL, LS or PS
+    if isinstance(body, bytes): return not any(c in body for c in (b'\xc2\x85', b'\xe2\x80\xa8', b'\xe2\x80\xa9'))   # NEL, LS, PS in UTF-8
+    return not any(c in body for c in '\x85\u2028\u2029')
 
 # %% ../../nbs/16_compressors_config.ipynb #70d1fc21
-def _line_function(body: str):
-    "A function `(mark, back=0)` to the 0-based line of `body.split('\\n')` holding the character `back` before a parser mark: from the mark's own line and column when `body` has plain line breaks (`_plain_breaks`), else from its character offset (`yaml_lines`)."
-    if _plain_breaks(body): return lambda m, back=0: m.line - (back and m.column < back)
+def _line_function(body: str, plain: bool | None = None):
+    "A function `(mark, back=0)` to the 0-based line of `body.split('\\n')` holding the character `back` before a parser mark: from the mark's own line and column when `body` has plain line breaks (`_plain_breaks`; `plain`: its answer, when known), else from its character offset (`yaml_lines`)."
+    if _plain_breaks(body) if plain is None else plain: return lambda m, back=0: m.line - (back and m.column < back)
     line_of = yaml_lines(body)[1]
     return lambda m, back=0: line_of(m.index - back)
 
@@ -321,11 +324,11 @@ class Entries(Sequence):
 # %% ../../nbs/16_compressors_config.ipynb #a20dc171
 def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
     "The `Layout` of a YAML text (str, or its UTF-8 bytes: then no decoded copy is made unless it breaks lines other than at `\\n`; `lines` is it split at `\\n`) from one pass over the parser's events: its `Entries` in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor)."
-    if isinstance(text, bytes) and not _plain_breaks(text): text = text.decode('utf-8')   # offsets are read on the str
+    exact = _plain_breaks(text)                                  # the marks' own lines are ours: no lookup per node, no offsets
+    if isinstance(text, bytes) and not exact: text = text.decode('utf-8')   # offsets are read on the str (a BOM is no break: the answer stands)
     bom = text.startswith('\ufeff' if isinstance(text, str) else b'\xef\xbb\xbf')
     body = text[1:] if bom and isinstance(text, str) else text    # libyaml skips a BOM in bytes and counts none
-    line, text_lines = _line_function(body), lines                # a BOM on the first line changes no blank test
-    exact = _plain_breaks(body)                                  # the marks' own lines are ours: no lookup per node, no offsets
+    line, text_lines = _line_function(body, exact), lines         # a BOM on the first line changes no blank test
     def before(m) -> str:
         "The text of the mark's line before it."
         if not exact: return body[body.rfind('\n', 0, m.index) + 1:m.index]
