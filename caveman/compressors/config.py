@@ -670,6 +670,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
         return keep
     keep = comment_rule(whole(keep))
     keep = whole(comment_rule(yaml_context(lines, keep, inside, shape) if yml else section_context(lines, keep, inside)))
+    shape = None                                                      # 10 bytes a line, read no more
     if not yml:                                                       # every named section header stays
         for i, l in enumerate(lines):
             if i not in inside and not comment[i] and _SECTION.match(l) and not l.lstrip().startswith('[['): keep[i] = True
