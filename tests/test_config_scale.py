@@ -1,7 +1,7 @@
 """The YAML config compressor on big payloads (issue 12): its compact layout (`Entries`: machine-int arrays, paths
 made on reading) agrees with PyYAML's pure-Python composer on every entry, and the views of the scale bench's
 payloads — as built, with CRLF line ends and with a BOM — tell the truth by `test_marker_truth.check_config`, a judge that reads the original with its own code."""
-import sys
+import bisect, sys
 from pathlib import Path
 
 import pytest, yaml
@@ -63,3 +63,38 @@ def test_decoded_lines_cut_anywhere(monkeypatch):
     for block in (1, 7, 4096):
         monkeypatch.setattr(config, 'DECODE_BLOCK', block)
         assert decoded_lines(body) == body.decode().split('\n')
+
+
+def test_line_breaks_read_once(monkeypatch):
+    "`yaml_layout` asks once whether the payload breaks lines only at LF and CRLF (issue 12: it asked three times, each a few scans of the payload)."
+    import caveman.compressors.config as config
+    calls, real = [], config._plain_breaks
+    monkeypatch.setattr(config, '_plain_breaks', lambda body: calls.append(len(body)) or real(body))
+    for body in variants(build('yaml', 20_000)).values():
+        calls.clear()
+        assert config.yaml_layout(body, decoded_lines(body)) is not None
+        assert len(calls) == 1
+
+
+def test_one_pass_over_the_lines_shape(monkeypatch):
+    "A YAML view computes the lines' depths, parents and comments once: the context rule reads the pass the comment rule made."
+    import caveman.compressors.config as config
+    calls, real = [], config._yaml_shape
+    monkeypatch.setattr(config, '_yaml_shape', lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert compress_config(build('yaml', 150_000)) is not None
+    assert len(calls) == 1
+
+
+def test_find_reads_only_the_named_documents(monkeypatch):
+    "`Entries.find` makes paths only for entries of the documents its paths name (issue 12: it made one for every entry whose last step matched)."
+    body = build('yaml', 150_000)
+    entries = yaml_layout(body, decoded_lines(body)).entries
+    assert entries.docs is not None and len(entries.docs) > 10
+    last = next(i for i in range(len(entries) - 1, -1, -1) if entries.path(i))     # an entry of one of the last documents
+    path, number = entries.path(last), bisect.bisect_right(entries.docs, last)
+    assert path.endswith(f' of document {number}') and number > 10
+    made, real = [], Entries._bare
+    monkeypatch.setattr(Entries, '_bare', lambda self, i, memo: made.append(i) or real(self, i, memo))
+    found = entries.find({path})
+    assert [entries.path(i) for i in found] == [path]
+    assert made and min(made) >= entries.docs[number - 1]

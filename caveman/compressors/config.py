@@ -6,8 +6,9 @@
 __all__ = ['CHILDREN', 'FLAG_WORDS', 'FLAG_BLOCK_BYTES', 'Entry', 'Layout', 'BLOCK_HEAD', 'BLOCK_TAIL', 'DECODE_BLOCK',
            'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'COMPRESSOR', 'indentation', 'is_comment', 'block_scalars',
            'LineSet', 'member', 'yaml_parents', 'yaml_context', 'section_context', 'flag_word_lines', 'comment_lines',
-           'document_titles', 'yaml_path', 'yaml_events', 'Entries', 'yaml_layout', 'repeated_entries', 'scalar_groups',
-           'toml_groups', 'ini_groups', 'block_middles', 'aligned_runs', 'decoded_lines', 'compress_config']
+           'marked_lines', 'document_titles', 'yaml_path', 'yaml_events', 'Entries', 'yaml_layout', 'repeated_entries',
+           'scalar_groups', 'toml_groups', 'ini_groups', 'block_middles', 'aligned_runs', 'decoded_lines',
+           'compress_config']
 
 # %% ../../nbs/16_compressors_config.ipynb #cdc018bf
 import re
@@ -69,52 +70,58 @@ def member(inside):
     return inside.mask.__getitem__ if isinstance(inside, LineSet) else inside.__contains__
 
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
-def _parent_lines(lines: Sequence[str]) -> tuple[array, bytearray]:
-    "For each line its depth (twice its indentation, plus one for a `- ` item; -1 for a blank line) and whether it opens a parent (a key ending in `:` or a `- ` item, no comment; 1 or 0): computed once, read by both context passes; machine ints, 5 bytes a line."
-    depth, opens = array('i'), bytearray()
-    for line in lines:
+def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytearray, array, bytearray]:
+    "`(depth, opens, parents, comment)`, one of each a line, in one pass: depth is twice the indentation, plus one for a `- ` item (-1 for a blank line or a line in `inside`, the text of a multi-line value); opens is 1 for a parent line (a key ending in `:` or a `- ` item, no comment), else 0; parents as `yaml_parents` gives them; comment as `comment_lines(lines, 'yaml', inside)`. Machine ints, 10 bytes a line."
+    depth, opens, out, comment = array('i'), bytearray(), array('i'), bytearray(len(lines))
+    dappend, oappend, pappend, inn = depth.append, opens.append, out.append, member(inside)
+    stack, p, parent_match = [], -1, _YAML_PARENT.match     # (depth, index) of open parent lines; p: the last parent appended
+    for i, line in enumerate(lines):
+        if i and inn(i): dappend(-1); oappend(0); pappend(p); continue
         rest = line.lstrip(' \t')
-        if not rest or rest.isspace(): depth.append(-1); opens.append(False); continue
+        if not rest or rest.isspace():
+            dappend(-1); oappend(0); p = stack[-1][1] if stack else -1; pappend(p); continue
         lead = len(line) - len(rest)
-        item = rest[0] == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r'))   # `_YAML_ITEM`
-        depth.append(2 * (lead + line.count('\t', 0, lead)) + item)
-        opens.append(item or (rest[0] not in '#;' and (rest.rstrip(' \t\r')[-1:] == ':' or '#' in rest)   # what `_YAML_PARENT` needs: most lines are `key: value`
-                              and _YAML_PARENT.match(line) is not None))
-    return depth, opens
+        first = rest[0]
+        item = first == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r'))   # `_YAML_ITEM`
+        d = 2 * (lead + line.count('\t', 0, lead)) + item if lead else item
+        o = item or (first not in '#;' and (rest.rstrip(' \t\r')[-1:] == ':' or '#' in rest)   # what `_YAML_PARENT` needs: most lines are `key: value`
+                     and parent_match(line) is not None)
+        dappend(d); oappend(o)
+        if first in '#;': comment[i] = 1
+        if not o and first in '#;': p = next((k for dd, k in reversed(stack) if dd < d), -1)   # a comment: the parent open at its indentation
+        else:
+            while stack and stack[-1][0] >= d: stack.pop()
+            p = stack[-1][1] if stack else -1
+            if o: stack.append((d, i))
+        pappend(p)
+    if lines and inn(0): comment[0] = 0
+    return depth, opens, out, comment
 
 # %% ../../nbs/16_compressors_config.ipynb #c0cc353c
-def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset(), shape: tuple | None = None) -> list[int]:
-    "For each line (an `array` of ints), the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's; `shape`: `_parent_lines(lines)` when already known."
-    depth, opens = shape or _parent_lines(lines)
-    stack, out, inn = [], array('i'), member(inside)     # (depth, index) of open parent lines
-    for i, line in enumerate(lines):
-        if inn(i) and out: out.append(out[-1]); continue
-        d = depth[i]
-        if d < 0: out.append(stack[-1][1] if stack else -1); continue
-        if not opens[i] and is_comment(line):
-            out.append(next((k for dd, k in reversed(stack) if dd < d), -1)); continue
-        while stack and stack[-1][0] >= d: stack.pop()
-        out.append(stack[-1][1] if stack else -1)
-        if opens[i]: stack.append((d, i))
-    return out
+def yaml_parents(lines: Sequence[str], inside: set[int] = frozenset()) -> array:
+    "For each line (an `array` of ints), the index of its nearest enclosing YAML parent line (a key ending in `:` or a `- ` item), or -1; blank and comment lines take the parent open at their indentation, a line in `inside` (the text of a multi-line value) its value's."
+    return _yaml_shape(lines, inside)[2]
 
 # %% ../../nbs/16_compressors_config.ipynb #42e92f78
+from itertools import compress
+from operator import and_
+
 CHILDREN = 8
 
-def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset()) -> list[bool]:
-    "New keep flags: every kept line with its chain of parents, and every kept parent with up to 8 following deeper non-blank lines (reference §3.9); lines in `inside` (the text of multi-line values) are neither parents nor children."
-    shape = _parent_lines(lines)
-    depth, opens = shape
-    keep, parents = list(keep), yaml_parents(lines, inside, shape)
-    for i in array('i', (i for i, k in enumerate(keep) if k)):
+def yaml_context(lines: Sequence[str], keep: Sequence[bool], inside: set[int] = frozenset(), shape: tuple | None = None) -> list[bool]:
+    "New keep flags: every kept line with its chain of parents, and every kept parent with up to 8 following deeper non-blank lines (reference §3.9); lines in `inside` (the text of multi-line values) are neither parents nor children; `shape`: `_yaml_shape(lines, inside)` when already made."
+    depth, opens, parents, _ = shape or _yaml_shape(lines, inside)
+    keep, n = list(keep), len(lines)
+    for i in compress(range(n - 1, -1, -1), reversed(keep)):     # a parent marked here is met later in the walk
         p = parents[i]
-        while p >= 0 and not keep[p]: keep[p] = True; p = parents[p]
-    for i in array('i', (i for i, k in enumerate(keep) if k and opens[i] and i not in inside)):
-        d, n, j = depth[i], 0, i + 1
-        while j < len(lines) and n < CHILDREN:
-            if depth[j] >= 0 and j not in inside:
-                if depth[j] <= d: break
-                keep[j] = True; n += 1
+        if p >= 0: keep[p] = True
+    for i in array('i', compress(range(n), map(and_, keep, opens))):   # the parents kept now, before their children are added
+        d, c, j = depth[i], 0, i + 1
+        while j < n and c < CHILDREN:
+            dj = depth[j]
+            if dj >= 0:
+                if dj <= d: break
+                keep[j] = True; c += 1
             j += 1
     return keep
 
@@ -178,11 +185,30 @@ def comment_lines(lines: Sequence[str], kind: str, inside: set[int] = frozenset(
     inn = member(inside)
     return [not inn(i) and is_comment(l) for i, l in enumerate(lines)]
 
+# %% ../../nbs/16_compressors_config.ipynb #97bb2122
+def marked_lines(body: bytes) -> list[int]:
+    "Sorted indices of the lines of `body` (bytes, split at `\\n`) that start with `---` or `...` or hold a `&`: the only lines that can be a YAML document marker or carry an anchor."
+    hits = []
+    for needle, shift in ((b'&', 0), (b'\n---', 1), (b'\n...', 1)):
+        i = body.find(needle)
+        while i >= 0:
+            hits.append(i + shift)
+            nl = body.find(b'\n', i + shift)                      # the next line: this one is found
+            if nl < 0: break
+            i = body.find(needle, nl + 1 - shift)
+    if body.startswith((b'---', b'...')): hits.append(0)
+    out, line, pos = [], 0, 0
+    for i in sorted(hits):
+        line += body.count(b'\n', pos, i); pos = i
+        if not out or out[-1] != line: out.append(line)
+    return out
+
 # %% ../../nbs/16_compressors_config.ipynb #628c4ab2
-def document_titles(lines: Sequence[str], comment: Sequence[bool]) -> list[bool]:
-    "For each line, whether it is the title of a YAML document: the first non-blank line after a `---` marker, when it is a comment."
+def document_titles(lines: Sequence[str], comment: Sequence[bool], starts: Sequence[int] | None = None) -> list[bool]:
+    "For each line, whether it is the title of a YAML document: the first non-blank line after a `---` marker, when it is a comment; `starts`: the indices of the lines that may be a marker (`marked_lines`), when known."
     out = [False] * len(lines)
-    for i, line in enumerate(lines):
+    for i in range(len(lines)) if starts is None else starts:
+        line = lines[i]
         if line.startswith('---') and _DOC_MARKER.match(line):
             j = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
             if j is not None and comment[j]: out[j] = True
@@ -216,13 +242,16 @@ def yaml_events(body: str | bytes):
 # %% ../../nbs/16_compressors_config.ipynb #a074cf7c
 def _plain_breaks(body: str | bytes) -> bool:
     "True when `body` (str, or its UTF-8 bytes) breaks lines only at `\\n` and `\\r\\n`: then a parser mark's own line is the line of `body.split('\\n')`."
-    if isinstance(body, bytes): return body.count(b'\r') == body.count(b'\r\n') and not any(c in body for c in (b'\xc2\x85', b'\xe2\x80\xa8', b'\xe2\x80\xa9'))   # NEL, LS, PS in UTF-8
-    return body.count('\r') == body.count('\r\n') and not any(c in body for c in '\x85\u2028\u2029')
+    cr = body.count(b'\r' if isinstance(body, bytes) else '\r')
+    if cr and cr != body.count(b'\r\n' if isinstance(body, bytes) else '\r\n'): return False
+    if body.isascii(): return True                               # one fast scan: no NEL, LS or PS
+    if isinstance(body, bytes): return not any(c in body for c in (b'\xc2\x85', b'\xe2\x80\xa8', b'\xe2\x80\xa9'))   # NEL, LS, PS in UTF-8
+    return not any(c in body for c in '\x85\u2028\u2029')
 
 # %% ../../nbs/16_compressors_config.ipynb #70d1fc21
-def _line_function(body: str):
-    "A function `(mark, back=0)` to the 0-based line of `body.split('\\n')` holding the character `back` before a parser mark: from the mark's own line and column when `body` has plain line breaks (`_plain_breaks`), else from its character offset (`yaml_lines`)."
-    if _plain_breaks(body): return lambda m, back=0: m.line - (back and m.column < back)
+def _line_function(body: str, plain: bool | None = None):
+    "A function `(mark, back=0)` to the 0-based line of `body.split('\\n')` holding the character `back` before a parser mark: from the mark's own line and column when `body` has plain line breaks (`_plain_breaks`; `plain`: its answer, when known), else from its character offset (`yaml_lines`)."
+    if _plain_breaks(body) if plain is None else plain: return lambda m, back=0: m.line - (back and m.column < back)
     line_of = yaml_lines(body)[1]
     return lambda m, back=0: line_of(m.index - back)
 
@@ -237,6 +266,7 @@ Layout.__doc__ = "A YAML text's entries (document order), the line indices insid
 # %% ../../nbs/16_compressors_config.ipynb #e7552f87
 import bisect
 from array import array
+from itertools import compress, count
 
 class Entries(Sequence):
     "A YAML text's entries in document order as arrays (`start`, `end`, `parent`, `step` ints, `flags` bytes: 1 top-level, 2 item, 4 no path) and the interned key segments; reading one gives an `Entry` whose yq path is made then (`path(i)`)."
@@ -268,7 +298,20 @@ class Entries(Sequence):
         by_text = {t: k for k, t in enumerate(self.segments)}
         steps = {by_text[t[k:]] for t in tails for k in range(len(t)) if t[k] in '.[' and t[k:] in by_text}
         steps |= {-int(m.group(1)) - 1 for t in tails if (m := re.search(r'\[(\d+)\]\Z', t))}
-        return [i for i, st in enumerate(self.step) if st in steps and self.path(i) in paths]
+        spans = [(0, len(self))]
+        if self.docs:                                  # a path names its document: only that document's entries are read
+            numbers = sorted({int(m.group(1)) for p in paths if (m := re.search(r' of document (\d+)\Z', p))} & set(range(1, len(self.docs) + 1)))
+            spans = [(self.docs[d - 1], self.docs[d] if d < len(self.docs) else len(self)) for d in numbers]
+        memo, flags, step = {}, self.flags, self.step  # paths made so far: a parent's once, however many children ask
+        return [i for a, b in spans for i in compress(range(a, b), map(steps.__contains__, step[a:b]))
+                if not flags[i] & 4 and self._bare(i, memo) + self._suffix(i) in paths]
+    def _bare(self, i, memo) -> str:
+        "Entry `i`'s path without its document, from the nearest ancestor whose path `memo` (index -> path) holds; each made is added."
+        chain, parent = [], self.parent
+        while i >= 0 and i not in memo: chain.append(i); i = parent[i]
+        p = memo[i] if i >= 0 else ''
+        for j in reversed(chain): p = memo[j] = p + self._step(j)
+        return p
     def __iter__(self):
         stack = []                                     # (index, path) of the open ancestors: each path made once
         for i in range(len(self)):
@@ -281,11 +324,11 @@ class Entries(Sequence):
 # %% ../../nbs/16_compressors_config.ipynb #a20dc171
 def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
     "The `Layout` of a YAML text (str, or its UTF-8 bytes: then no decoded copy is made unless it breaks lines other than at `\\n`; `lines` is it split at `\\n`) from one pass over the parser's events: its `Entries` in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor)."
-    if isinstance(text, bytes) and not _plain_breaks(text): text = text.decode('utf-8')   # offsets are read on the str
+    exact = _plain_breaks(text)                                  # the marks' own lines are ours: no lookup per node, no offsets
+    if isinstance(text, bytes) and not exact: text = text.decode('utf-8')   # offsets are read on the str (a BOM is no break: the answer stands)
     bom = text.startswith('\ufeff' if isinstance(text, str) else b'\xef\xbb\xbf')
     body = text[1:] if bom and isinstance(text, str) else text    # libyaml skips a BOM in bytes and counts none
-    line, text_lines = _line_function(body), lines                # a BOM on the first line changes no blank test
-    exact = _plain_breaks(body)                                  # the marks' own lines are ours: no lookup per node, no offsets
+    line, text_lines = _line_function(body, exact), lines         # a BOM on the first line changes no blank test
     def before(m) -> str:
         "The text of the mark's line before it."
         if not exact: return body[body.rfind('\n', 0, m.index) + 1:m.index]
@@ -310,59 +353,66 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
         else:
             if ev.anchor in anchors: raise yaml.composer.ComposerError(None, None, f'found duplicate anchor {ev.anchor!r}', ev.start_mark)
             anchors[ev.anchor] = owners
+    MapEnd, SeqEnd, DocStart = yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.DocumentStartEvent
+    s_app, e_app, p_app, st_app, f_app, o_app = starts.append, ends.append, parent.append, steps.append, flags.append, open_.append
+    top = None                                                    # frames[-1]: the innermost open collection
     try:
         for ev in yaml_events(body):
             c = ev.__class__
-            if c is Scalar or c is Alias or c is MapStart or c is SeqStart:
+            if c is Scalar or c is MapStart or c is SeqStart or c is Alias:
                 sm = ev.start_mark
                 a = sm.line if exact else line(sm)
                 role, entry, live = None, -1, False               # begin the node in its frame: a key or item opens its entry
-                if not frames: role, live = 'root', True
-                elif not frames[-1][1] and frames[-1][5]:
-                    f = frames[-1]
-                    if f[0]:
-                        f[3] = key = not f[3]
+                if top is None: role, live = 'root', True
+                elif not top[1] and top[5]:
+                    if top[0]:
+                        top[3] = key = not top[3]
                         if key:
                             usable = c is Scalar and not ev.style
-                            f[6], f[7], role = len(starts), usable, 'key'
+                            top[6], top[7], role = len(starts), usable, 'key'
                             if usable:
                                 step = seg_ids.get(ev.value)
                                 if step is None: step = seg_ids[ev.value] = len(segments); segments.append(_segment(ev.value))
-                            starts.append(a); ends.append(a + 1); parent.append(open_[-1] if open_ else -1)
-                            steps.append(step if usable else 0); flags.append((0 if open_ else 1) | (0 if usable else 4))
+                                s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(step); f_app(0 if open_ else 1)
+                            else:
+                                s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(0); f_app(4 if open_ else 5)
                         else:
-                            role, entry, live = 'value', f[6], f[7]
-                            open_.append(entry)
+                            role, entry, live = 'value', top[6], top[7]
+                            o_app(entry)
                     else:
-                        i, f[4], role = f[4], f[4] + 1, 'item'
-                        if before(sm).rstrip().endswith('-'):     # not a `-` alone on its line
+                        i = top[4]; top[4] = i + 1; role = 'item'
+                        if (text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-'):   # not a `-` alone on its line
                             entry, live = len(starts), True
-                            starts.append(a); ends.append(a + 1); parent.append(open_[-1] if open_ else -1)
-                            steps.append(-i - 1); flags.append(2)
-                            open_.append(entry)
+                            s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(-i - 1); f_app(2)
+                            o_app(entry)
                 if ev.anchor is not None: share(ev, role)
                 if c is MapStart or c is SeqStart:
-                    frames.append([c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a]); continue
+                    top = [c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a]
+                    frames.append(top); continue
                 em = ev.end_mark
-                if em.index <= sm.index: e = a
-                elif exact: e = em.line - (em.column == 0)
+                if exact:
+                    e = em.line                                   # past the start's line, a mark at column 0 ends the line before
+                    if e != a: e -= em.column == 0
+                elif em.index <= sm.index: e = a
                 else: e = line(em, 1)
-                if e > a and c is Scalar and frames:              # a multi-line scalar: its lines are text
-                    if '+' not in ahead(sm):
-                        while e > a and not text_lines[e].strip(): e -= 1
-                    if e > a: inside.update(range(a + 1, e + 1))
-                if c is Scalar and frames and ev.style in ('|', '>'): blocks.add(a)
-            elif c is yaml.MappingEndEvent or c is yaml.SequenceEndEvent:
+                if top is not None and c is Scalar:
+                    if e > a:                                     # a multi-line scalar: its lines are text
+                        if '+' not in ahead(sm):
+                            while e > a and not text_lines[e].strip(): e -= 1
+                        if e > a: inside.update(range(a + 1, e + 1))
+                    if ev.style in ('|', '>'): blocks.add(a)
+            elif c is MapEnd or c is SeqEnd:
                 f = frames.pop()
+                top = frames[-1] if frames else None
                 e, role, entry = f[2], f[8], f[9]
                 if f[1]:                                  # a flow collection is one value
                     e = max(f[10], line(ev.end_mark, 1))
                     while e > f[10] and not text_lines[e].strip(): e -= 1
                     if e > f[10]: inside.update(range(f[10] + 1, e + 1))
             else:
-                if c is yaml.DocumentStartEvent: docs.append(len(starts)); anchors = {}
+                if c is DocStart: docs.append(len(starts)); anchors = {}
                 continue
-            if frames and frames[-1][2] < e: frames[-1][2] = e            # end the node: it extends its frame and closes its entry
+            if top is not None and top[2] < e: top[2] = e            # end the node: it extends its frame and closes its entry
             if entry >= 0:
                 open_.pop()
                 ends[entry] = (max(e, starts[entry]) if role == 'value' else e) + 1
@@ -383,28 +433,49 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
 
 # %% ../../nbs/16_compressors_config.ipynb #944cc44c
 from array import array
-from itertools import accumulate
+from itertools import accumulate, count
+from operator import not_, or_
 
 def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool], comment: Sequence[bool],
-                     flag: Sequence[bool] | None = None) -> list[tuple[int, int, str]]:
-    "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line)."
+                     flag: Sequence[bool] | None = None, marks: Sequence[int] | None = None) -> list[tuple[int, int, str]]:
+    "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line); `marks`: the lines that may be a document marker or hold an anchor (`marked_lines`), when known."
     if flag is None: flag = [_flags(l) for l in lines]
     # prefix counts: lines kept (or comments), lines free of flags, markers, anchors; machine ints (4 bytes a line, not 36)
-    shown = array('i', accumulate((bool(k or c) for k, c in zip(keep, comment)), initial=0))
-    plain = array('i', accumulate((not (f or (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)))
-                                   for f, l in zip(flag, lines)), initial=0))
-    first, out, done = {}, [], -1
-    for i, (start, end, f) in enumerate(zip(entries.start, entries.end, entries.flags)):   # no path made unless named
-        if start < done or f & 4 or (not f & 2 and _YAML_ITEM.match(lines[start])): continue   # a key on its item's `- ` line: the item's business
+    shown = array('i', accumulate(map(bool, map(or_, keep, comment)), initial=0))
+    marked = bytearray(map(bool, flag))                           # a flag, a document marker or an anchor: a byte a line
+    for i in [i for i, l in enumerate(lines) if '&' in l or l[:3] in ('---', '...')] if marks is None else marks:   # the few lines that may be a marker or an anchor
+        l = lines[i]
+        if (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)): marked[i] = 1
+    plain = array('i', accumulate(map(not_, marked), initial=0))
+    del marked
+    first, out, done, item = {}, [], -1, _YAML_ITEM.match         # first: a hash of (top-level, length, lines) -> the entry first seen with it (a list on a collision)
+    starts, ends, flags = entries.start, entries.end, entries.flags
+    chars = array('q', accumulate(map(len, lines), initial=0))   # characters before each line, and lines not all ASCII: a run's bytes without encoding it
+    wide = array('i', accumulate(map(not_, map(str.isascii, lines)), initial=0))
+    least = {}                                                    # run length -> the fewest bytes such a run needs to be worth its marker
+    for i, start, end, f in zip(count(), starts, ends, flags):   # no path made unless named
+        if start < done or f & 4: continue
         if shown[end] - shown[start] != end - start or plain[end] - plain[start] != end - start: continue   # not intact
         a = start + 1 if f & 1 else start
         if a >= end: continue
-        key = (f & 1, end - a, hash(tuple(lines[a:end])))         # a hash, not the lines: one int per entry; equal hashes are compared
-        seen = first.setdefault(key, [])
-        same = next((j for j, b in seen if lines[b:b + end - a] == lines[a:end]), None)
-        if same is None: seen.append((i, a)); continue
+        need = least.get(end - a)
+        if need is None:                                          # the shortest claim: `same as .x`; a marker must be shorter (twice, under 3 lines)
+            m = len(('# ' + elision_marker(end - a, 'config lines', 'same as .')).encode())
+            need = least[end - a] = m + 1 if end - a >= 3 else 2 * m
+        if wide[end] == wide[a] and chars[end] - chars[a] + end - a < need: continue   # too short to elide, here and wherever it repeats
+        if not f & 2 and item(lines[start]): continue            # a key on its item's `- ` line: the item's business
+        run = lines[a:end]
+        key = hash((f & 1, end - a, hash(tuple(run))))           # a hash, not the lines: one int per entry; equal hashes are compared
+        seen = first.get(key)
+        if seen is None: first[key] = i; continue
+        same = None
+        for j in (seen if seen.__class__ is list else (seen,)):
+            b = starts[j] + (flags[j] & 1)
+            if flags[j] & 1 == f & 1 and ends[j] - b == end - a and lines[b:ends[j]] == run: same = j; break
+        if same is None:
+            first[key] = seen + [i] if seen.__class__ is list else [seen, i]; continue
         claim = ('same as under ' if f & 1 else 'same as ') + entries.path(same)
-        run_bytes = sum(len(l.encode()) + 1 for l in lines[a:end])
+        run_bytes = chars[end] - chars[a] + end - a if wide[end] == wide[a] else sum(len(l.encode()) + 1 for l in lines[a:end])
         marker_bytes = indentation(lines[a]) + len(('# ' + elision_marker(end - a, 'config lines', claim)).encode())
         if marker_bytes < run_bytes and worth_eliding(end - a, claim, marker_bytes, run_bytes):
             out.append((a, end, claim)); done = end
@@ -569,31 +640,43 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     blocks = block_scalars(lines, sorted(layout.blocks)) if yml else []   # where the parser saw one: `a: |` inside a string is none
     groups = [*blocks, *scalar_groups(layout.inside)] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
     inside = LineSet(n, ((a + 1, b) for a, b in groups))
-    comment = bytearray(comment_lines(lines, kind, inside))          # per-line facts: a byte a line, not 8
+    shape = _yaml_shape(lines, inside) if yml else None               # depth, parents and comments: one pass over the lines
+    comment = shape[3] if yml else bytearray(comment_lines(lines, kind, inside))   # per-line facts: a byte a line, not 8
     flag = bytearray(f or s is not None for f, s in zip(flag_word_lines(body, lines), signal_flags(lines, SOURCE)))
     mask = inside.mask
-    keep = [flag[i] or (yml and not mask[i] and (
+    marks = [i for i in marked_lines(body) if i < n] if yml else []   # the lines that may be a document marker or hold an anchor
+    # a top-level key starts at column 0 (depth 0, or 1 for `-\tkey:`): only those lines and the marked ones are read
+    todo = sorted({*compress(range(n), map((0, 1).__contains__, shape[0])), *marks}) if yml else ()
+    keep = list(map(bool, flag)) if yml else [flag[i] or False for i in range(n)]
+    for i in todo:
+        l = lines[i]
+        keep[i] = flag[i] or (yml and not mask[i] and (
             (not l[:1].isspace() and not comment[i] and _YAML_KEY.match(l) is not None and not l.startswith('- '))
-            or _DOC_MARKER.match(l) is not None or ('&' in l and _ANCHOR.search(l) is not None))) for i, l in enumerate(lines)]
+            or (l[:3] in ('---', '...') and _DOC_MARKER.match(l) is not None) or ('&' in l and _ANCHOR.search(l) is not None)))
     for i in [*range(HEAD), *range(max(0, n - TAIL), n)]: keep[i] = True
     asked = query_fill(lines, keep, query, QUERY_LIMIT) if query else keep
-    configuration = array('i', (i for i in range(n) if not comment[i]))   # 4 bytes a line, not 36
-    for i, k in zip(configuration, keep_non_redundant([lines[i] for i in configuration], [asked[i] for i in configuration])): keep[i] = k
-    title = bytearray(document_titles(lines, comment)) if yml else bytearray(n)
-    shown = bytearray(comment[i] and (flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL) for i in range(n))   # the comment rule
-    def comment_rule(keep): return [shown[i] if comment[i] else k for i, k in enumerate(keep)]
+    configuration = array('i', compress(range(n), map(not_, comment)))   # 4 bytes a line, not 36
+    for i, k in zip(configuration, keep_non_redundant(list(map(lines.__getitem__, configuration)), list(map(asked.__getitem__, configuration)))): keep[i] = k
+    title = bytearray(document_titles(lines, comment, [i for i in marks if lines[i].startswith('---')])) if yml else bytearray(n)
+    comments = array('i', compress(range(n), comment))              # the comment rule reads only them
+    shown = bytearray(n)
+    for i in comments: shown[i] = bool(flag[i] or title[i] or asked[i] or i < HEAD or i >= n - TAIL)
+    def comment_rule(keep):
+        for i in comments: keep[i] = shown[i]
+        return keep
     def whole(keep):                                                  # a multi-line value is kept whole or not at all
         for a, b in groups:
             if any(keep[a:b]): keep[a:b] = [True] * (b - a)
         return keep
     keep = comment_rule(whole(keep))
-    keep = whole(comment_rule(yaml_context(lines, keep, inside) if yml else section_context(lines, keep, inside)))
+    keep = whole(comment_rule(yaml_context(lines, keep, inside, shape) if yml else section_context(lines, keep, inside)))
+    shape = None                                                      # 10 bytes a line, read no more
     if not yml:                                                       # every named section header stays
         for i, l in enumerate(lines):
             if i not in inside and not comment[i] and _SECTION.match(l) and not l.lstrip().startswith('[['): keep[i] = True
     replaced = {}
     if layout:
-        repeated = repeated_entries(lines, layout.entries, keep, comment, flag)
+        repeated = repeated_entries(lines, layout.entries, keep, comment, flag, marks)
         for a, b, claim in repeated:
             replaced[a] = b, _lead(lines[a]) + '# ' + elision_marker(b - a, 'config lines', claim)
         covered = bytearray(n)                                        # a byte a line, not a set of ints
