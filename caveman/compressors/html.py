@@ -7,7 +7,7 @@ __all__ = ['PARSE_CHUNK_BYTES', 'REMOVED_TAGS', 'PERMALINK_TEXTS', 'HIDDEN_XPATH
            'MIN_BLOCK_BYTES', 'PRUNABLE', 'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES',
            'SIGNAL_SCAN_BYTES', 'SIGNALS_NOTE', 'COMPRESSOR', 'parse_page', 'clean', 'parse_clean', 'main_content',
            'is_link_list', 'render_text', 'outside_text', 'outside_sections', 'page_title', 'source_has_signal',
-           'block_lines', 'outside_signals', 'compress_html']
+           'signal_lines', 'outside_signals', 'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
 import lxml.html, lxml.etree
@@ -267,9 +267,10 @@ def source_has_signal(body: bytes) -> bool:
 # %% ../../nbs/19_compressors_html.ipynb #a944f8be
 _TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code')
 
-def block_lines(doc) -> list[str]:
-    "The folded lines (str) of every text block of the parsed page `doc`, in page order (nested blocks read again)."
-    return [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in el.text_content().split('\n')]
+def signal_lines(doc) -> list[str]:
+    "The folded lines (str) of the text blocks of the parsed page `doc` that signal (`caveman.signals`, prose profile), in page order (nested blocks read again)."
+    lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in el.text_content().split('\n')]
+    return [l for l, f in zip(lines, signal_flags(lines, PROSE)) if f]
 
 # %% ../../nbs/19_compressors_html.ipynb #9a7bbdfa
 from .base import note_marker
@@ -277,22 +278,33 @@ from .base import note_marker
 SIGNALS_NOTE = note_marker('signal lines from outside the main content')
 
 def outside_signals(body: bytes, view: bytes, lines: list[str] | None = None) -> list[str]:
-    "Signal lines (`caveman.signals`, prose profile; white space folded) of the page's text blocks that `view` does not show, in page order, once each; `lines`: the page's `block_lines` when already read (`[]` if its source holds no signal), else `body` is parsed."
+    "Signal lines (`caveman.signals`, prose profile; white space folded) of the page's text blocks that `view` does not show, in page order, once each; `lines`: the page's `signal_lines` when already read (`[]` if its source holds no signal), else `body` is parsed."
     if lines is None:
         doc = parse_page(body) if source_has_signal(body) else None   # no line of the page's source holds one: no need to parse
-        lines = block_lines(doc) if doc is not None else []
+        lines = signal_lines(doc) if doc is not None else []
     if not lines: return []
     shown = ' '.join(view.decode('utf-8', 'replace').split())
-    return list(dict.fromkeys(l for l, f in zip(lines, signal_flags(lines, PROSE)) if f and l not in shown))
+    return list(dict.fromkeys(l for l in lines if l not in shown))
 
 # %% ../../nbs/19_compressors_html.ipynb #2845e466
+import codecs
+
+def _is_utf8(body: bytes, piece: int = 1 << 16) -> bool:
+    "True when `body` (bytes) decodes as UTF-8 (strict), read `piece` bytes at a time."
+    dec = codecs.getincrementaldecoder('utf-8')()
+    try:
+        for i in range(0, len(body), piece): dec.decode(body[i:i + piece])
+        dec.decode(b'', final=True)
+    except UnicodeDecodeError: return False
+    return True
+
+# %% ../../nbs/19_compressors_html.ipynb #d4b22d40
 def compress_html(body: bytes, query: str = '') -> bytes | None:
     "HTML page bytes (UTF-8) -> the main content as UTF-8 text, then compressed by the text rules when they elide anything; `None` if not UTF-8, unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
-    try: body.decode('utf-8')
-    except UnicodeDecodeError: return None
+    if not _is_utf8(body): return None
     doc = parse_page(body)
     if doc is None: return None
-    lines = block_lines(doc) if source_has_signal(body) else []    # before `clean`: the page's own blocks, for the signals
+    lines = signal_lines(doc) if source_has_signal(body) else []   # before `clean`: the page's own blocks, for the signals
     node = main_content(clean(doc))
     if node is None: return None
     text = render_text(node).encode()
