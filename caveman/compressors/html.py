@@ -72,40 +72,30 @@ def _class_bonus(el) -> int:
     return 25 * (bool(_GOOD.search(names)) - bool(_BAD.search(names)))
 
 # %% ../../nbs/19_compressors_html.ipynb #bc64a69a
-class _Folded:
-    "`' '.join(s.split())` of a text built in pieces, without building it: its non-space characters, words, and whether it starts / ends with a non-space character (`None` while empty)."
-    __slots__ = ('chars', 'words', 'first', 'last')
-    def __init__(self): self.chars = self.words = 0; self.first = self.last = None
-    def add(self, s):
-        "Append the text `s` (str or None)."
-        if not s: return
-        words = s.split()
-        starts, ends = not s[0].isspace(), not s[-1].isspace()
-        if self.first is None: self.first = starts
-        self.words += len(words) - (1 if words and self.last and starts else 0)
-        self.chars += sum(map(len, words)); self.last = ends
-    def join(self, o):
-        "Append the text another `_Folded` stands for."
-        if o.first is None: return
-        if self.first is None: self.first = o.first
-        self.words += o.words - (1 if o.words and self.last and o.first else 0)
-        self.chars += o.chars; self.last = o.last
-    def __len__(self): return self.chars + max(self.words - 1, 0)
-
-# %% ../../nbs/19_compressors_html.ipynb #8a1180f4
 def _text_lengths(root, wanted) -> dict:
     "For each element of `root`'s subtree that is in `wanted` (a set or dict of elements): `(_text_len(el), sum(_text_len(a) for a in el.iter('a')))`, by one walk."
-    out, stack = {}, []   # stack: per open element, [its text so far (_Folded), its links' folded length]
+    out, stack, pending = {}, [], []
+    chars = words = 0; last = False          # running totals over the text so far; does it end inside a word
+    def add(s):
+        nonlocal chars, words, last
+        if not s: return
+        parts, first = s.split(), not s[0].isspace()
+        for e in pending: e[3] = first       # the first character of these elements' text
+        pending.clear()
+        words += len(parts) - (1 if last and first else 0)
+        chars += sum(map(len, parts)); last = not s[-1].isspace()
     for ev, el in lxml.etree.iterwalk(root, events=('start', 'end')):
         if ev == 'start':
-            f = _Folded()
-            if isinstance(el.tag, str): f.add(el.text)      # a comment's text is not text_content's
-            stack.append([f, 0]); continue
-        f, links = stack.pop()
-        if el.tag == 'a': links += len(f)
-        if el in wanted: out[el] = (len(f), links)
-        if stack:
-            up = stack[-1]; up[0].join(f); up[0].add(el.tail); up[1] += links
+            e = [chars, words, last, False, 0]   # totals at the start, ends in a word, first character in a word, links
+            stack.append(e); pending.append(e)
+            if isinstance(el.tag, str): add(el.text)   # a comment's text is not text_content's
+            continue
+        c0, w0, before, first, links = stack.pop()
+        n = chars - c0 + max(words - w0 + (1 if before and first else 0) - 1, 0)
+        if el.tag == 'a': links += n
+        if el in wanted: out[el] = (n, links)
+        if stack: stack[-1][4] += links
+        add(el.tail)
     return out
 
 # %% ../../nbs/19_compressors_html.ipynb #fbeeef3b
