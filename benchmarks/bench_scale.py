@@ -4,7 +4,8 @@ Targets (issue 12): engine <= 2x the count for every type at 1 MB and 16 MB; no 
 peak RSS <= 8x the payload at 16 MB; reduction at 16 MB within 10 points of the reduction at 100 KB.
 
 Every payload is built from the shared corpus by repeating whole units of one kind (files, rows, array
-items, YAML documents) until it reaches the size, written to a temporary file, and measured in a FRESH
+items, YAML documents; `html` pastes whole pages one after another, `html_page` is one page whose body holds
+the corpus pages' bodies) until it reaches the size, written to a temporary file, and measured in a FRESH
 process (`python bench_scale.py --one PATH REPS`), so peak RSS is that process's own. In it: one
 `Engine.compress` (fresh SQLite file store) -> peak RSS; then REPS alternating pairs (engine, tiktoken
 `encode_ordinary` of the same text) -> medians. A second fresh process runs caveman's counter alone
@@ -57,9 +58,13 @@ def build(kind: str, size: int) -> bytes:
         src = next(p for p in _files('code') if p.name.endswith(kind[-2:] + '.txt')).read_bytes()
         return _repeat([re.sub(rb'(?m)^ *\d+\t', b'', src)], size, b'\n')
     if kind == 'log': return _repeat(_lines_of('log'), size)
+    if kind == 'html_page':   # ONE page whose body holds the corpus pages' bodies, cycled (a paste of pages ends at the first `</html>`)
+        bodies = [m.group(1) for f in _files('html') if (m := re.search(rb'<body[^>]*>(.*)</body>', f.read_bytes(), re.S | re.I))]
+        return _repeat(bodies, size, b'\n', b'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>One page</title></head><body>\n',
+                       b'\n</body></html>\n')
     return _repeat([f.read_bytes() for f in _files(kind)], size, b'\n')   # prose, diff, search, terminal, html
 
-KINDS = ['json_array', 'log', 'csv', 'prose', 'diff', 'yaml', 'search', 'terminal', 'html', 'code_py', 'code_js']
+KINDS = ['json_array', 'log', 'csv', 'prose', 'diff', 'yaml', 'search', 'terminal', 'html', 'html_page', 'code_py', 'code_js']
 
 def pathological() -> list[tuple[str, bytes]]:
     items = _json_items()
