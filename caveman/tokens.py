@@ -449,8 +449,8 @@ def count_with_cuts(data: bytes) -> tuple[int, tuple | None]:
     return total, (np.concatenate(pos), np.concatenate(cnt))
 
 # %% ../nbs/01_tokens.ipynb #6e0ae94b
-def view_count(view: bytes, original: bytes, cuts: tuple, min_block: int = 64, budget: int = 4) -> int | None:
-    "o200k tokens in `view` (bytes) from `cuts` (`count_with_cuts` of `original`, bytes) for its stretches found in `original` (at least `min_block` bytes, between lines holding `caveman`), plus one count of the rest; exactly `O200kCounter().count_utf8(view)` (proved by piece boundaries, see above). None when no stretch was found."
+def view_count(view: bytes, original: bytes, cuts: tuple, min_block: int = 64, budget: int = 1) -> int | None:
+    "o200k tokens in `view` (bytes) from `cuts` (`count_with_cuts` of `original`, bytes) for its stretches found in `original` (at least `min_block` bytes, between lines holding `caveman`; failed searches read at most `budget` times the original), plus one count of the rest; exactly `O200kCounter().count_utf8(view)` (proved by piece boundaries, see above). None when no stretch was found."
     import numpy as np
     at, before = cuts
     n, o, left, v, found = len(view), 0, budget * len(original), 0, []
@@ -462,8 +462,8 @@ def view_count(view: bytes, original: bytes, cuts: tuple, min_block: int = 64, b
             e = view.find(b'\n', k); nxt = n if e < 0 else e + 1
         if end - v >= min_block and left > 0:
             i = original.find(view[v:end], o)
-            if i >= 0: left -= i - o + end - v; found.append((v, end, i)); o = i + end - v
-            else: left -= len(original) - o
+            if i >= 0: found.append((v, end, i)); o = i + end - v
+            else: left -= len(original) - o                    # a failed search read the rest of the original
         v = nxt
     rest, ra, rb, prev = [], [], [], 0
     for bs, be, i in found:
