@@ -200,10 +200,13 @@ class _Lazy(Sequence):
         return self.f(i)
 
 # %% ../../nbs/17_compressors_search.ipynb #ae8f65ce
+import io
 from ..signals import OUTPUT, signal_flags, forced_signals
 
-def _view_lines(lines: list[str], query: str, crlf: bool) -> list[str] | None:
-    "The view's lines for the result lines `lines` (no line ends; see `compress_search`), or None when fewer than 18."
+_SEGMENT = 4096
+
+def _view(lines: list[str], query: str, crlf: bool) -> io.BytesIO | None:
+    "The view of the result lines `lines` (str, no line ends; see `compress_search`) as UTF-8 in a buffer, lines joined by LF with no final one; None when fewer than 18."
     rows = scan_hits(lines).rows(); del lines
     n = len(rows)
     if n < MIN_LINES: return None
@@ -215,13 +218,21 @@ def _view_lines(lines: list[str], query: str, crlf: bool) -> list[str] | None:
     del flat
     keep = keep_non_redundant(_Lazy(n, rows.text), keep)
     src, grouped = group_hits(rows)
-    line = lambda k: group_line(rows, src, grouped, k)
-    shown = bytearray(len(src))
+    m, line = len(src), lambda k: group_line(rows, src, grouped, k)
+    shown = bytearray(m)
     for k, r in enumerate(src):   # a path line, a kept row, or the first line after a group or after a line that reads like a path line
         shown[k] = r < 0 or keep[r] or (k > 0 and not grouped[k] and (grouped[k - 1] or _path(line(k - 1))))
-    out, _ = elide_runs(_Lazy(len(src), line), shown, 'search result lines', crlf=crlf,
-                        signals=_Lazy(len(src), lambda k: src[k] >= 0 and signals[src[k]]))
-    return out
+    del keep
+    buf, a = io.BytesIO(), 0
+    while a < m:
+        b = shown.find(1, a + _SEGMENT) if a + _SEGMENT < m else -1
+        b = m if b < 0 else b                                 # [a, b): ends before a shown line or at the end
+        out, _ = elide_runs(_Lazy(b - a, lambda k: line(a + k)), shown[a:b], 'search result lines', crlf=crlf,
+                            signals=_Lazy(b - a, lambda k: (r := src[a + k]) >= 0 and signals[r]))
+        if a: buf.write(b'\n')
+        buf.write('\n'.join(out).encode('utf-8'))
+        a = b
+    return buf
 
 # %% ../../nbs/17_compressors_search.ipynb #9d1f4e77
 def compress_search(body: bytes, query: str = '') -> bytes | None:
@@ -231,10 +242,10 @@ def compress_search(body: bytes, query: str = '') -> bytes | None:
     except UnicodeDecodeError: return None
     trailing = lines[-1] == ''
     if trailing: lines.pop()
-    out = _view_lines(lines, query, crlf_majority(body)); del lines
-    if out is None: return None
-    if trailing: out.append('')
-    result = '\n'.join(out).encode('utf-8')
+    view = _view(lines, query, crlf_majority(body)); del lines
+    if view is None: return None
+    if trailing: view.write(b'\n')
+    result = view.getvalue()
     return None if result == body else result
 
 COMPRESSOR = Compressor('search-result', compress_search, method='search-result', query_aware=True)
