@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['Hit', 'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'FLAG_WORDS', 'COMPRESSOR', 'Scan', 'scan_hits', 'parse_hits',
-           'flat_line', 'group_hits', 'group_line', 'flagged', 'flagged_lines', 'decoded_lines', 'compress_search']
+           'flat_line', 'group_hits', 'group_speller', 'flagged', 'flagged_lines', 'decoded_lines', 'compress_search']
 
 # %% ../../nbs/17_compressors_search.ipynb #c45d7129
 import re
@@ -18,6 +18,7 @@ Hit.__doc__ = "One search hit: file path, line number (str), `:` for a match or 
 _MATCH = re.compile(r'([^\s:]+):(\d+):')                  # a match line starts so (the rest is its text): linear on any line
 _NUMBERED = re.compile(r'(\d+)([:-])')                    # a grouped hit starts so
 _CONTEXT = re.compile(r'\d+-')                            # after `path-`, a flat context line goes on so
+_MATCH_REST = re.compile(r'\d+:')                         # after `path:`, a match line goes on so
 _PATHLIKE = re.compile(r'[^\s:]+\Z')
 _MARK = 'search result lines elided (caveman)'
 
@@ -78,10 +79,14 @@ def scan_hits(lines: Sequence[str]) -> Scan:
     n = len(lines)
     s = Scan(lines, [], array('i', [-1]) * n, array('i', [0]) * n, array('i', [0]) * n, [])
     pid, npos, tpos, ids, todo = s.pid, s.npos, s.tpos, {}, []
-    for i, m in enumerate(map(_MATCH.match, lines)):
-        if m is None or (p := m[1]).isdigit(): todo.append(i); continue
+    match, rest, prev, k, j = _MATCH.match, _MATCH_REST.match, '\0', -1, 0
+    for i, line in enumerate(lines):
+        if line.startswith(prev) and (m := rest(line, j)):   # the path of the match before, then `N:`: the same path
+            pid[i], npos[i], tpos[i] = k, j, m.end(); continue
+        if (m := match(line)) is None or (p := m[1]).isdigit(): todo.append(i); continue
         if (k := ids.get(p)) is None: k = ids[p] = len(ids)
-        pid[i], npos[i], tpos[i] = k, m.end(1) + 1, m.end()
+        j = m.end(1) + 1
+        pid[i], npos[i], tpos[i], prev = k, j, m.end(), line[:j]
     named = len(ids)
     if ids: _context_hits(s, ids, todo)
     path, prev, numbered = -1, -2, _NUMBERED.match         # grouped form: a path line, then N:text lines
@@ -135,10 +140,17 @@ def group_hits(rows: Scan) -> tuple[array, bytearray]:
     return src, grouped
 
 # %% ../../nbs/17_compressors_search.ipynb #4cf2c8d4
-def group_line(rows: Scan, src: Sequence[int], grouped: Sequence[int], k: int) -> str:
-    "Output line `k` of `group_hits(rows)` (`src`, `grouped` its answer) as text."
-    r = src[k]
-    return rows.paths[-1 - r] if r < 0 else rows.short(r) if grouped[k] else rows.flat(r)
+def group_speller(rows: Scan, src: Sequence[int], grouped: Sequence[int]):
+    "A function of `k` giving output line `k` of `group_hits(rows)` (`src`, `grouped` its answer) as text."
+    lines, paths, pid, npos, tpos = rows.lines, rows.paths, rows.pid, rows.npos, rows.tpos
+    def line(k: int) -> str:
+        r = src[k]
+        if r < 0: return paths[-1 - r]
+        l = lines[r]
+        if (p := pid[r]) < 0: return l
+        if grouped[k]: return l[npos[r]:]
+        return l if npos[r] else paths[p] + l[tpos[r] - 1] + l
+    return line
 
 # %% ../../nbs/17_compressors_search.ipynb #81dbc5d0
 from .base import Compressor, crlf_majority, elide_runs, keep_non_redundant, query_fill
@@ -156,7 +168,7 @@ def flagged(line: str) -> bool:
 from bisect import bisect_right
 from itertools import accumulate
 
-_FLAG_LITERALS = tuple(w.lower() for w in FLAG_WORDS)
+_FLAG_LITERALS = tuple(w.lower() for w in FLAG_WORDS if not any(v != w and v in w for v in FLAG_WORDS))   # FAILED holds FAIL
 _ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 _BLOCK = 2048
 
@@ -207,10 +219,11 @@ _SEGMENT = 4096
 
 def _view(lines: list[str], query: str, crlf: bool) -> io.BytesIO | None:
     "The view of the result lines `lines` (str, no line ends; see `compress_search`) as UTF-8 in a buffer, lines joined by LF with no final one; None when fewer than 18."
-    rows = scan_hits(lines).rows(); del lines
+    scan = scan_hits(lines); del lines
+    rows = scan.rows()
     n = len(rows)
     if n < MIN_LINES: return None
-    flat = rows.lines if all(not (p >= 0 and not q) for p, q in zip(rows.pid, rows.npos)) else [rows.flat(i) for i in range(n)]
+    flat = rows.lines if rows is scan else [rows.flat(i) for i in range(n)]   # grouped hits only under path lines
     signals = signal_flags(flat, OUTPUT)
     keep = [a or b for a, b in zip(flagged_lines(flat), forced_signals(flat, signals))]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
@@ -218,7 +231,7 @@ def _view(lines: list[str], query: str, crlf: bool) -> io.BytesIO | None:
     del flat
     keep = keep_non_redundant(_Lazy(n, rows.text), keep)
     src, grouped = group_hits(rows)
-    m, line = len(src), lambda k: group_line(rows, src, grouped, k)
+    m, line = len(src), group_speller(rows, src, grouped)
     shown = bytearray(m)
     for k, r in enumerate(src):   # a path line, a kept row, or the first line after a group or after a line that reads like a path line
         shown[k] = r < 0 or keep[r] or (k > 0 and not grouped[k] and (grouped[k - 1] or _path(line(k - 1))))
@@ -227,8 +240,8 @@ def _view(lines: list[str], query: str, crlf: bool) -> io.BytesIO | None:
     while a < m:
         b = shown.find(1, a + _SEGMENT) if a + _SEGMENT < m else -1
         b = m if b < 0 else b                                 # [a, b): ends before a shown line or at the end
-        out, _ = elide_runs(_Lazy(b - a, lambda k: line(a + k)), shown[a:b], 'search result lines', crlf=crlf,
-                            signals=_Lazy(b - a, lambda k: (r := src[a + k]) >= 0 and signals[r]))
+        out, _ = elide_runs(list(map(line, range(a, b))), shown[a:b], 'search result lines', crlf=crlf,   # each line is read once
+                            signals=[r >= 0 and signals[r] for r in src[a:b]])
         if a: buf.write(b'\n')
         buf.write('\n'.join(out).encode('utf-8'))
         a = b
