@@ -62,15 +62,17 @@ class Scan:
 
 # %% ../../nbs/17_compressors_search.ipynb #29a33ff4
 def _context_hits(s: Scan, ids: dict, todo: Sequence[int]):
-    "Mark as hits of `s` the flat context lines (`path-N-text`) among lines `todo` whose path is a key of `ids` (name -> path id), longest path first where several fit."
+    "Mark as hits of `s` the flat context lines (`path-N-text`) among lines `todo` whose path is a key of `ids` (name -> path id): the shortest such path followed by `-N-`."
     longest = max(map(len, ids), default=0)
     lines, pid, npos, tpos, context = s.lines, s.pid, s.npos, s.tpos, _CONTEXT.match
+    prev, j, q = '\0', 0, -1                                   # `P-` of the last hit found, where its number starts, its id
     for i in todo:
         line = lines[i]
+        if line.startswith(prev) and (m := context(line, j)): pid[i], npos[i], tpos[i] = q, j, m.end(); continue
         k = line.find('-', 0, longest + 1)
         while k > 0:
             if (p := ids.get(line[:k])) is not None and (m := context(line, k + 1)):
-                pid[i], npos[i], tpos[i] = p, k + 1, m.end(); break
+                pid[i], npos[i], tpos[i] = p, k + 1, m.end(); prev, j, q = line[:k + 1], k + 1, p; break
             k = line.find('-', k + 1, longest + 1)
 
 # %% ../../nbs/17_compressors_search.ipynb #a3b51f51
