@@ -162,7 +162,7 @@ def floors(size: int = 1_000_000) -> list[str]:
         from caveman import ccr
         return Engine(ccr.open_store(':memory:'), counter=counter).compress(d).output.decode('utf-8', 'replace')
     out = []
-    for kind in ('yaml', 'prose'):                            # what every engine call pays before and after its compressor
+    for kind in ('yaml', 'prose', 'search'):                  # what every engine call pays before and after its compressor
         data = build(kind, size); text = data.decode(); view = compressed(data)
         c = cpu(lambda: counter.count(text))
         both = cpu(lambda: (counter.count(text), counter.count(view)))
