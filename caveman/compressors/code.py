@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['LANGUAGES', 'MIN_SCORE', 'MIN_TS_SCORE', 'MIN_CPP_SCORE', 'CUE_WINDOW', 'BRACE_ELIDED', 'CHUNK_BYTES', 'LAST_LINES',
-           'COMPRESSOR', 'parser_for', 'detect_language', 'captures', 'outermost_bodies', 'docstring_summary',
-           'body_replacement', 'shorten_doc_comment', 'chunk_starts', 'compress_code']
+           'COMPRESSOR', 'parser_for', 'detect_language', 'captures', 'outermost_bodies', 'python_outermost_bodies',
+           'docstring_summary', 'body_replacement', 'shorten_doc_comment', 'chunk_starts', 'compress_code']
 
 # %% ../../nbs/21_compressors_code.ipynb #8903c56e
 import re
@@ -126,6 +126,31 @@ def outermost_bodies(tree: ts.Tree, language: str, found: list | None = None, si
         nested = i + 1 < len(found) and found[i + 1].start_byte < b.end_byte
         if 2 * (b.end_byte - b.start_byte) > size and nested: continue  # a wrapper: look inside
         if b.end_point.row > b.start_point.row: out.append(b); end = b.end_byte
+    return out
+
+# %% ../../nbs/21_compressors_code.ipynb #865d83d0
+_PY_SUITES = frozenset({'module', 'block', 'decorated_definition', 'class_definition', 'if_statement', 'elif_clause',
+                        'else_clause', 'for_statement', 'while_statement', 'try_statement', 'except_clause',
+                        'except_group_clause', 'finally_clause', 'with_statement', 'match_statement', 'case_clause'})
+
+def _py_walk(node: ts.Node, size: int, out: list) -> bool:
+    "Append to `out` the bodies `outermost_bodies` picks among the statements under `node`; True when a `def` lies under it."
+    met = False
+    for c in node.named_children:
+        t = c.type
+        if t == 'function_definition':
+            met, b = True, c.child_by_field_name('body')
+            if 2 * (b.end_byte - b.start_byte) > size:                  # a wrapper when it holds a `def`: look inside
+                inner = []
+                if _py_walk(b, size, inner): out += inner; continue
+            if b.end_point.row > b.start_point.row: out.append(b)
+        elif t in _PY_SUITES: met = _py_walk(c, size, out) or met
+    return met
+
+def python_outermost_bodies(tree: ts.Tree, size: int | None = None) -> list[ts.Node]:
+    "`outermost_bodies(tree, 'python', None, size)` (body nodes, source order) from a walk of the statement containers, without the query; `size`: bytes of the whole file."
+    out = []
+    _py_walk(tree.root_node, size or tree.root_node.end_byte, out)
     return out
 
 # %% ../../nbs/21_compressors_code.ipynb #3f68f59f
@@ -278,8 +303,10 @@ def chunk_starts(body: bytes, language: str, size: int = CHUNK_BYTES) -> list[in
 # %% ../../nbs/21_compressors_code.ipynb #96f3d740
 def _edits(tree: ts.Tree, src: bytes, language: str, newline: bytes, size: int) -> list[tuple[int, int, bytes]]:
     "`(start, end, replacement)` byte edits of `src` parsed as `tree`: outermost bodies and long doc comments, none holding a signal line; `size`: bytes of the whole file."
-    found = captures(tree, language)
-    bodies = outermost_bodies(tree, language, found.get('body', []), size)
+    if language == 'python' and not tree.root_node.has_error: found, bodies = {}, python_outermost_bodies(tree, size)   # no query (above)
+    else:
+        found = captures(tree, language)
+        bodies = outermost_bodies(tree, language, found.get('body', []), size)
     if tree.root_node.has_error: bodies = [b for b in bodies if not b.parent.has_error]   # only functions read without error
     edits = [(b.start_byte, b.end_byte, body_replacement(b, src, language, newline)) for b in bodies]
     if language in _DOC_LANGS: edits += _doc_edits(found.get('c', []), src, edits, newline)
