@@ -32,43 +32,54 @@ def parser_for(language: str) -> ts.Parser:
 # %% ../../nbs/21_compressors_code.ipynb #b6ba9130
 import itertools
 
-def _cues(*pairs): return [(re.compile(p, re.M), w) for p, w in pairs]
+def _cues(*triples):
+    "`(compiled pattern, weight, needles)` per `(pattern, weight, needle or needles)`: every match of the pattern holds one of the needles."
+    return [(re.compile(p, re.M), w, (n,) if isinstance(n, str) else n) for p, w, n in triples]
 
 # %% ../../nbs/21_compressors_code.ipynb #2cdf1d69
 _SHEBANG = [('python', 'python'), ('ts-node', 'typescript'), ('deno', 'typescript'), ('tsx', 'typescript'),
             ('node', 'javascript'), ('bun', 'javascript')]
 _FAMILY_CUES = {
-    'go': _cues((r'^package \w+[ \t]*$', 5), (r'^func (\([^)]*\) )?\w+(\[[^\]]*\])?\(', 2), (r'^import \($|^import "', 2),
-                (r' := ', 1)),
-    'python': _cues((r'^[ \t]*(async )?def \w+\(.*$', 2), (r'^[ \t]*class \w+(\(.*\))?:[ \t]*$', 2), (r'^from [\w.]+ import ', 2),
-                    (r'^import \w+(\.\w+)*( as \w+)?[ \t]*$', 1), (r'\bself\.', 1), (r'^[ \t]*elif\b.*:[ \t]*$', 1),
-                    (r'''^if __name__ == ['"]__main__['"]''', 3)),
-    'javascript': _cues((r'''\brequire\(['"]''', 2), (r'\bmodule\.exports\b|^exports\.\w+ =', 2), (r'''^['"]use strict['"]''', 2),
-                        (r'^[ \t]*(export )?(default )?(async )?function\*? ?\w*\(', 1), (r'^[ \t]*(export )?(const|let|var) \w+ =', 1),
-                        (r'=> ', 1), (r' === ', 1)),
-    'rust': _cues((r'^[ \t]*(pub(\([\w:]+\))? )?(const )?(async )?(unsafe )?(extern "C" )?fn \w+', 3), (r'^[ \t]*(pub )?use [\w:]+(::\{[^}\n]*\}|::\*)?;', 2),
-                  (r'^[ \t]*impl(<[^>\n]*>)? [\w:]+', 2), (r'&(mut )?self\b', 2), (r'\blet mut\b', 2), (r'^[ \t]*#\[derive\(', 2),
-                  (r'\b\w+!\(', 1)),
-    'java': _cues((r'^package [\w.]+;', 5), (r'^import (static )?[\w.]+(\.\*)?;', 2),
-                  (r'^[ \t]*(public |protected |private )(static |final |abstract |sealed )*(class|interface|enum|record) \w+', 3),
-                  (r'^[ \t]*@Override\b', 2), (r'\bSystem\.(out|err)\.', 2)),
-    'c': _cues((r'^#[ \t]*include[ \t]*[<"]', 3), (r'^#[ \t]*(define|ifdef|ifndef|endif|if|pragma)\b', 2),
-               (r'^(static |extern |inline )*(const )?(unsigned |signed )?(void|int|char|long|short|float|double|size_t|bool|struct \w+|\w+_t)[ \t*]+\w+\([^;]*$', 2),
-               (r'\bNULL\b', 1), (r'\w->\w', 1), (r'\b(malloc|calloc|free|printf|fprintf|memcpy|memset|strlen|sizeof)\(', 1)),
+    'go': _cues((r'^package \w+[ \t]*$', 5, 'package '), (r'^func (\([^)]*\) )?\w+(\[[^\]]*\])?\(', 2, 'func '),
+                (r'^import \($|^import "', 2, 'import '), (r' := ', 1, ' := ')),
+    'python': _cues((r'^[ \t]*(async )?def \w+\(.*$', 2, 'def '), (r'^[ \t]*class \w+(\(.*\))?:[ \t]*$', 2, 'class '),
+                    (r'^from [\w.]+ import ', 2, ' import '), (r'^import \w+(\.\w+)*( as \w+)?[ \t]*$', 1, 'import '),
+                    (r'\bself\.', 1, 'self.'), (r'^[ \t]*elif\b.*:[ \t]*$', 1, 'elif'),
+                    (r'''^if __name__ == ['"]__main__['"]''', 3, '__main__')),
+    'javascript': _cues((r'''\brequire\(['"]''', 2, 'require('), (r'\bmodule\.exports\b|^exports\.\w+ =', 2, 'exports'),
+                        (r'''^['"]use strict['"]''', 2, 'use strict'),
+                        (r'^[ \t]*(export )?(default )?(async )?function\*? ?\w*\(', 1, 'function'),
+                        (r'^[ \t]*(export )?(const|let|var) \w+ =', 1, ('const ', 'let ', 'var ')),
+                        (r'=> ', 1, '=> '), (r' === ', 1, ' === ')),
+    'rust': _cues((r'^[ \t]*(pub(\([\w:]+\))? )?(const )?(async )?(unsafe )?(extern "C" )?fn \w+', 3, 'fn '),
+                  (r'^[ \t]*(pub )?use [\w:]+(::\{[^}\n]*\}|::\*)?;', 2, 'use '), (r'^[ \t]*impl(<[^>\n]*>)? [\w:]+', 2, 'impl'),
+                  (r'&(mut )?self\b', 2, '&'), (r'\blet mut\b', 2, 'let mut'), (r'^[ \t]*#\[derive\(', 2, '#[derive('),
+                  (r'\b\w+!\(', 1, '!(')),
+    'java': _cues((r'^package [\w.]+;', 5, 'package '), (r'^import (static )?[\w.]+(\.\*)?;', 2, 'import '),
+                  (r'^[ \t]*(public |protected |private )(static |final |abstract |sealed )*(class|interface|enum|record) \w+', 3,
+                   ('public ', 'protected ', 'private ')),
+                  (r'^[ \t]*@Override\b', 2, '@Override'), (r'\bSystem\.(out|err)\.', 2, 'System.')),
+    'c': _cues((r'^#[ \t]*include[ \t]*[<"]', 3, 'include'), (r'^#[ \t]*(define|ifdef|ifndef|endif|if|pragma)\b', 2, '#'),
+               (r'^(static |extern |inline )*(const )?(unsigned |signed )?(void|int|char|long|short|float|double|size_t|bool|struct \w+|\w+_t)[ \t*]+\w+\([^;]*$', 2, '('),
+               (r'\bNULL\b', 1, 'NULL'), (r'\w->\w', 1, '->'),
+               (r'\b(malloc|calloc|free|printf|fprintf|memcpy|memset|strlen|sizeof)\(', 1,
+                ('malloc(', 'calloc(', 'free(', 'printf(', 'memcpy(', 'memset(', 'strlen(', 'sizeof('))),
 }
-_CPP_CUES = _cues((r'\bstd::', 2), (r'^[ \t]*namespace \w+', 2), (r'^[ \t]*template[ \t]*<', 2), (r'^[ \t]*(public|private|protected):[ \t]*$', 2),
-                  (r'\bnullptr\b', 1), (r'^#[ \t]*include[ \t]*<\w+>', 2))
-_TS_CUES = _cues((r'^[ \t]*(export )?(declare )?(interface|enum|namespace|module) \w+', 2),
-                 (r'^[ \t]*(export )?(declare )?type \w+(<[^>]*>)? =', 2),
-                 (r'[\w)?]: (string|number|boolean|void|any|unknown|never)\b', 2), (r'\bimport type\b', 2),
-                 (r'^[ \t]*(public|private|protected|readonly) \w+', 1), (r'\bas const\b', 1))
+_CPP_CUES = _cues((r'\bstd::', 2, 'std::'), (r'^[ \t]*namespace \w+', 2, 'namespace '), (r'^[ \t]*template[ \t]*<', 2, 'template'),
+                  (r'^[ \t]*(public|private|protected):[ \t]*$', 2, ('public', 'private', 'protected')),
+                  (r'\bnullptr\b', 1, 'nullptr'), (r'^#[ \t]*include[ \t]*<\w+>', 2, 'include'))
+_TS_CUES = _cues((r'^[ \t]*(export )?(declare )?(interface|enum|namespace|module) \w+', 2, ('interface ', 'enum ', 'namespace ', 'module ')),
+                 (r'^[ \t]*(export )?(declare )?type \w+(<[^>]*>)? =', 2, 'type '),
+                 (r'[\w)?]: (string|number|boolean|void|any|unknown|never)\b', 2, ': '), (r'\bimport type\b', 2, 'import type'),
+                 (r'^[ \t]*(public|private|protected|readonly) \w+', 1, ('public ', 'private ', 'protected ', 'readonly ')),
+                 (r'\bas const\b', 1, 'as const'))
 MIN_SCORE, MIN_TS_SCORE, MIN_CPP_SCORE = 2, 4, 4
 
 CUE_WINDOW = 32_768
 
 def _score(text: str, cues) -> int:
-    "The weighted cue score of `text`: each cue counts at most 5 hits, and the search for it stops at the fifth."
-    return sum(w * sum(1 for _ in itertools.islice(c.finditer(text), 5)) for c, w in cues)
+    "The weighted cue score of `text`: each cue counts at most 5 hits, and the search for it stops at the fifth; a cue none of whose needles is in `text` scores 0 without running its pattern."
+    return sum(w * sum(1 for _ in itertools.islice(c.finditer(text), 5)) for c, w, needles in cues if any(n in text for n in needles))
 
 # %% ../../nbs/21_compressors_code.ipynb #d2db71fc
 def detect_language(body: bytes) -> str | None:
