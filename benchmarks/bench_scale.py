@@ -153,7 +153,7 @@ def _fmt(m: dict) -> list[str]:
 def floors(size: int = 1_000_000) -> list[str]:
     "What the engine pays around a compressor (its two counts, detection) and the parse each compressor cannot skip, against tiktoken's count of the same text (CPU, best of 3, this process): the floor under the engine / count ratio."
     from caveman.tokens import default_counter
-    from caveman.compressors.code import parser_for
+    from caveman.compressors.code import parser_for, captures
     from caveman.compressors.config import yaml_events, yaml_layout
     counter = default_counter(); counter.count('warm up')
     def cpu(f):
@@ -181,7 +181,9 @@ def floors(size: int = 1_000_000) -> list[str]:
     for kind, what, parse in (('yaml', 'libyaml events', lambda d, t: sum(1 for _ in yaml_events(d))),     # from the bytes, as the compressor reads them
                               ('yaml', 'libyaml events + yaml_layout walk', lambda d, t: yaml_layout(d, t.split('\n'))),
                               ('code_py', 'tree-sitter parse (python)', lambda d, t: parser_for('python').parse(d)),
-                              ('code_js', 'tree-sitter parse (javascript)', lambda d, t: parser_for('javascript').parse(d))):
+                              ('code_js', 'tree-sitter parse (javascript)', lambda d, t: parser_for('javascript').parse(d)),
+                              ('code_js', 'tree-sitter parse + the body/comment query (javascript: arrow functions sit in any expression)',
+                               lambda d, t: captures(parser_for('javascript').parse(d), 'javascript'))):
         data = build(kind, size); text = data.decode()
         c, p = cpu(lambda: counter.count(text)), cpu(lambda: parse(data, text))
         out.append(f'| {kind} | {what} | {p:.3f} / {c:.3f} | {p / c:.2f}x |')

@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['LANGUAGES', 'MIN_SCORE', 'MIN_TS_SCORE', 'MIN_CPP_SCORE', 'CUE_WINDOW', 'BRACE_ELIDED', 'CHUNK_BYTES', 'LAST_LINES',
-           'COMPRESSOR', 'parser_for', 'detect_language', 'captures', 'outermost_bodies', 'docstring_summary',
-           'body_replacement', 'shorten_doc_comment', 'chunk_starts', 'compress_code']
+           'COMPRESSOR', 'parser_for', 'detect_language', 'captures', 'outermost_bodies', 'python_outermost_bodies',
+           'docstring_summary', 'body_replacement', 'shorten_doc_comment', 'chunk_starts', 'compress_code']
 
 # %% ../../nbs/21_compressors_code.ipynb #8903c56e
 import re
@@ -32,43 +32,54 @@ def parser_for(language: str) -> ts.Parser:
 # %% ../../nbs/21_compressors_code.ipynb #b6ba9130
 import itertools
 
-def _cues(*pairs): return [(re.compile(p, re.M), w) for p, w in pairs]
+def _cues(*triples):
+    "`(compiled pattern, weight, needles)` per `(pattern, weight, needle or needles)`: every match of the pattern holds one of the needles."
+    return [(re.compile(p, re.M), w, (n,) if isinstance(n, str) else n) for p, w, n in triples]
 
 # %% ../../nbs/21_compressors_code.ipynb #2cdf1d69
 _SHEBANG = [('python', 'python'), ('ts-node', 'typescript'), ('deno', 'typescript'), ('tsx', 'typescript'),
             ('node', 'javascript'), ('bun', 'javascript')]
 _FAMILY_CUES = {
-    'go': _cues((r'^package \w+[ \t]*$', 5), (r'^func (\([^)]*\) )?\w+(\[[^\]]*\])?\(', 2), (r'^import \($|^import "', 2),
-                (r' := ', 1)),
-    'python': _cues((r'^[ \t]*(async )?def \w+\(.*$', 2), (r'^[ \t]*class \w+(\(.*\))?:[ \t]*$', 2), (r'^from [\w.]+ import ', 2),
-                    (r'^import \w+(\.\w+)*( as \w+)?[ \t]*$', 1), (r'\bself\.', 1), (r'^[ \t]*elif\b.*:[ \t]*$', 1),
-                    (r'''^if __name__ == ['"]__main__['"]''', 3)),
-    'javascript': _cues((r'''\brequire\(['"]''', 2), (r'\bmodule\.exports\b|^exports\.\w+ =', 2), (r'''^['"]use strict['"]''', 2),
-                        (r'^[ \t]*(export )?(default )?(async )?function\*? ?\w*\(', 1), (r'^[ \t]*(export )?(const|let|var) \w+ =', 1),
-                        (r'=> ', 1), (r' === ', 1)),
-    'rust': _cues((r'^[ \t]*(pub(\([\w:]+\))? )?(const )?(async )?(unsafe )?(extern "C" )?fn \w+', 3), (r'^[ \t]*(pub )?use [\w:]+(::\{[^}\n]*\}|::\*)?;', 2),
-                  (r'^[ \t]*impl(<[^>\n]*>)? [\w:]+', 2), (r'&(mut )?self\b', 2), (r'\blet mut\b', 2), (r'^[ \t]*#\[derive\(', 2),
-                  (r'\b\w+!\(', 1)),
-    'java': _cues((r'^package [\w.]+;', 5), (r'^import (static )?[\w.]+(\.\*)?;', 2),
-                  (r'^[ \t]*(public |protected |private )(static |final |abstract |sealed )*(class|interface|enum|record) \w+', 3),
-                  (r'^[ \t]*@Override\b', 2), (r'\bSystem\.(out|err)\.', 2)),
-    'c': _cues((r'^#[ \t]*include[ \t]*[<"]', 3), (r'^#[ \t]*(define|ifdef|ifndef|endif|if|pragma)\b', 2),
-               (r'^(static |extern |inline )*(const )?(unsigned |signed )?(void|int|char|long|short|float|double|size_t|bool|struct \w+|\w+_t)[ \t*]+\w+\([^;]*$', 2),
-               (r'\bNULL\b', 1), (r'\w->\w', 1), (r'\b(malloc|calloc|free|printf|fprintf|memcpy|memset|strlen|sizeof)\(', 1)),
+    'go': _cues((r'^package \w+[ \t]*$', 5, 'package '), (r'^func (\([^)]*\) )?\w+(\[[^\]]*\])?\(', 2, 'func '),
+                (r'^import \($|^import "', 2, 'import '), (r' := ', 1, ' := ')),
+    'python': _cues((r'^[ \t]*(async )?def \w+\(.*$', 2, 'def '), (r'^[ \t]*class \w+(\(.*\))?:[ \t]*$', 2, 'class '),
+                    (r'^from [\w.]+ import ', 2, ' import '), (r'^import \w+(\.\w+)*( as \w+)?[ \t]*$', 1, 'import '),
+                    (r'\bself\.', 1, 'self.'), (r'^[ \t]*elif\b.*:[ \t]*$', 1, 'elif'),
+                    (r'''^if __name__ == ['"]__main__['"]''', 3, '__main__')),
+    'javascript': _cues((r'''\brequire\(['"]''', 2, 'require('), (r'\bmodule\.exports\b|^exports\.\w+ =', 2, 'exports'),
+                        (r'''^['"]use strict['"]''', 2, 'use strict'),
+                        (r'^[ \t]*(export )?(default )?(async )?function\*? ?\w*\(', 1, 'function'),
+                        (r'^[ \t]*(export )?(const|let|var) \w+ =', 1, ('const ', 'let ', 'var ')),
+                        (r'=> ', 1, '=> '), (r' === ', 1, ' === ')),
+    'rust': _cues((r'^[ \t]*(pub(\([\w:]+\))? )?(const )?(async )?(unsafe )?(extern "C" )?fn \w+', 3, 'fn '),
+                  (r'^[ \t]*(pub )?use [\w:]+(::\{[^}\n]*\}|::\*)?;', 2, 'use '), (r'^[ \t]*impl(<[^>\n]*>)? [\w:]+', 2, 'impl'),
+                  (r'&(mut )?self\b', 2, '&'), (r'\blet mut\b', 2, 'let mut'), (r'^[ \t]*#\[derive\(', 2, '#[derive('),
+                  (r'\b\w+!\(', 1, '!(')),
+    'java': _cues((r'^package [\w.]+;', 5, 'package '), (r'^import (static )?[\w.]+(\.\*)?;', 2, 'import '),
+                  (r'^[ \t]*(public |protected |private )(static |final |abstract |sealed )*(class|interface|enum|record) \w+', 3,
+                   ('public ', 'protected ', 'private ')),
+                  (r'^[ \t]*@Override\b', 2, '@Override'), (r'\bSystem\.(out|err)\.', 2, 'System.')),
+    'c': _cues((r'^#[ \t]*include[ \t]*[<"]', 3, 'include'), (r'^#[ \t]*(define|ifdef|ifndef|endif|if|pragma)\b', 2, '#'),
+               (r'^(static |extern |inline )*(const )?(unsigned |signed )?(void|int|char|long|short|float|double|size_t|bool|struct \w+|\w+_t)[ \t*]+\w+\([^;]*$', 2, '('),
+               (r'\bNULL\b', 1, 'NULL'), (r'\w->\w', 1, '->'),
+               (r'\b(malloc|calloc|free|printf|fprintf|memcpy|memset|strlen|sizeof)\(', 1,
+                ('malloc(', 'calloc(', 'free(', 'printf(', 'memcpy(', 'memset(', 'strlen(', 'sizeof('))),
 }
-_CPP_CUES = _cues((r'\bstd::', 2), (r'^[ \t]*namespace \w+', 2), (r'^[ \t]*template[ \t]*<', 2), (r'^[ \t]*(public|private|protected):[ \t]*$', 2),
-                  (r'\bnullptr\b', 1), (r'^#[ \t]*include[ \t]*<\w+>', 2))
-_TS_CUES = _cues((r'^[ \t]*(export )?(declare )?(interface|enum|namespace|module) \w+', 2),
-                 (r'^[ \t]*(export )?(declare )?type \w+(<[^>]*>)? =', 2),
-                 (r'[\w)?]: (string|number|boolean|void|any|unknown|never)\b', 2), (r'\bimport type\b', 2),
-                 (r'^[ \t]*(public|private|protected|readonly) \w+', 1), (r'\bas const\b', 1))
+_CPP_CUES = _cues((r'\bstd::', 2, 'std::'), (r'^[ \t]*namespace \w+', 2, 'namespace '), (r'^[ \t]*template[ \t]*<', 2, 'template'),
+                  (r'^[ \t]*(public|private|protected):[ \t]*$', 2, ('public', 'private', 'protected')),
+                  (r'\bnullptr\b', 1, 'nullptr'), (r'^#[ \t]*include[ \t]*<\w+>', 2, 'include'))
+_TS_CUES = _cues((r'^[ \t]*(export )?(declare )?(interface|enum|namespace|module) \w+', 2, ('interface ', 'enum ', 'namespace ', 'module ')),
+                 (r'^[ \t]*(export )?(declare )?type \w+(<[^>]*>)? =', 2, 'type '),
+                 (r'[\w)?]: (string|number|boolean|void|any|unknown|never)\b', 2, ': '), (r'\bimport type\b', 2, 'import type'),
+                 (r'^[ \t]*(public|private|protected|readonly) \w+', 1, ('public ', 'private ', 'protected ', 'readonly ')),
+                 (r'\bas const\b', 1, 'as const'))
 MIN_SCORE, MIN_TS_SCORE, MIN_CPP_SCORE = 2, 4, 4
 
 CUE_WINDOW = 32_768
 
 def _score(text: str, cues) -> int:
-    "The weighted cue score of `text`: each cue counts at most 5 hits, and the search for it stops at the fifth."
-    return sum(w * sum(1 for _ in itertools.islice(c.finditer(text), 5)) for c, w in cues)
+    "The weighted cue score of `text`: each cue counts at most 5 hits, and the search for it stops at the fifth; a cue none of whose needles is in `text` scores 0 without running its pattern."
+    return sum(w * sum(1 for _ in itertools.islice(c.finditer(text), 5)) for c, w, needles in cues if any(n in text for n in needles))
 
 # %% ../../nbs/21_compressors_code.ipynb #d2db71fc
 def detect_language(body: bytes) -> str | None:
@@ -126,6 +137,31 @@ def outermost_bodies(tree: ts.Tree, language: str, found: list | None = None, si
         nested = i + 1 < len(found) and found[i + 1].start_byte < b.end_byte
         if 2 * (b.end_byte - b.start_byte) > size and nested: continue  # a wrapper: look inside
         if b.end_point.row > b.start_point.row: out.append(b); end = b.end_byte
+    return out
+
+# %% ../../nbs/21_compressors_code.ipynb #865d83d0
+_PY_SUITES = frozenset({'module', 'block', 'decorated_definition', 'class_definition', 'if_statement', 'elif_clause',
+                        'else_clause', 'for_statement', 'while_statement', 'try_statement', 'except_clause',
+                        'except_group_clause', 'finally_clause', 'with_statement', 'match_statement', 'case_clause'})
+
+def _py_walk(node: ts.Node, size: int, out: list) -> bool:
+    "Append to `out` the bodies `outermost_bodies` picks among the statements under `node`; True when a `def` lies under it."
+    met = False
+    for c in node.named_children:
+        t = c.type
+        if t == 'function_definition':
+            met, b = True, c.child_by_field_name('body')
+            if 2 * (b.end_byte - b.start_byte) > size:                  # a wrapper when it holds a `def`: look inside
+                inner = []
+                if _py_walk(b, size, inner): out += inner; continue
+            if b.end_point.row > b.start_point.row: out.append(b)
+        elif t in _PY_SUITES: met = _py_walk(c, size, out) or met
+    return met
+
+def python_outermost_bodies(tree: ts.Tree, size: int | None = None) -> list[ts.Node]:
+    "`outermost_bodies(tree, 'python', None, size)` (body nodes, source order) from a walk of the statement containers, without the query; `size`: bytes of the whole file."
+    out = []
+    _py_walk(tree.root_node, size or tree.root_node.end_byte, out)
     return out
 
 # %% ../../nbs/21_compressors_code.ipynb #3f68f59f
@@ -278,8 +314,10 @@ def chunk_starts(body: bytes, language: str, size: int = CHUNK_BYTES) -> list[in
 # %% ../../nbs/21_compressors_code.ipynb #96f3d740
 def _edits(tree: ts.Tree, src: bytes, language: str, newline: bytes, size: int) -> list[tuple[int, int, bytes]]:
     "`(start, end, replacement)` byte edits of `src` parsed as `tree`: outermost bodies and long doc comments, none holding a signal line; `size`: bytes of the whole file."
-    found = captures(tree, language)
-    bodies = outermost_bodies(tree, language, found.get('body', []), size)
+    if language == 'python' and not tree.root_node.has_error: found, bodies = {}, python_outermost_bodies(tree, size)   # no query (above)
+    else:
+        found = captures(tree, language)
+        bodies = outermost_bodies(tree, language, found.get('body', []), size)
     if tree.root_node.has_error: bodies = [b for b in bodies if not b.parent.has_error]   # only functions read without error
     edits = [(b.start_byte, b.end_byte, body_replacement(b, src, language, newline)) for b in bodies]
     if language in _DOC_LANGS: edits += _doc_edits(found.get('c', []), src, edits, newline)
