@@ -58,11 +58,9 @@ def test_scale_view_of_a_megabyte_tells_the_truth():
 
 def test_decoded_lines_cut_anywhere(monkeypatch):
     "Blocks cut after any line feed give the lines of the whole text."
-    import caveman.compressors.config as config
     body = variants(build('yaml', 20_000))['crlf'] + '\U0001F600 last'.encode()
     for block in (1, 7, 4096):
-        monkeypatch.setattr(config, 'DECODE_BLOCK', block)
-        assert decoded_lines(body) == body.decode().split('\n')
+        assert decoded_lines(body, block) == body.decode().split('\n')
 
 
 def test_line_breaks_read_once(monkeypatch):

@@ -41,8 +41,7 @@ def test_decoded_lines_cut_anywhere(monkeypatch):
     "Lines decoded a block at a time are the lines of the whole text, wherever a block ends; invalid UTF-8 still raises."
     body = build('search', 20_000) + 'é\n\nü'.encode()
     for block in (1, 2, 3, 50, 4096):
-        monkeypatch.setattr(search, '_DECODE_BLOCK', block)
-        assert decoded_lines(body) == body.decode().split('\n')
+        assert decoded_lines(body, block) == body.decode().split('\n')
     with pytest.raises(UnicodeDecodeError): decoded_lines(body + b'\n\xff')
 
 

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['Hit', 'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'FLAG_WORDS', 'COMPRESSOR', 'Scan', 'scan_hits', 'parse_hits',
-           'flat_line', 'group_hits', 'group_speller', 'flagged', 'flagged_lines', 'decoded_lines', 'compress_search']
+           'flat_line', 'group_hits', 'group_speller', 'flagged', 'flagged_lines', 'compress_search']
 
 # %% ../../nbs/17_compressors_search.ipynb #c45d7129
 import re
@@ -192,15 +192,7 @@ def flagged_lines(lines: Sequence[str]) -> list[bool]:
     return out
 
 # %% ../../nbs/17_compressors_search.ipynb #ac72c660
-_DECODE_BLOCK = 1 << 20
-
-def decoded_lines(body: bytes) -> list[str]:
-    "`body.decode('utf-8').split('\\n')` (raises `UnicodeDecodeError` as it does), decoded about `_DECODE_BLOCK` bytes at a time, cut after a line feed."
-    out, start = [], 0
-    while True:
-        stop = body.find(b'\n', start + _DECODE_BLOCK) + 1
-        if not stop: out += body[start:].decode('utf-8').split('\n'); return out
-        out += body[start:stop - 1].decode('utf-8').split('\n'); start = stop
+from ..lines import decoded_lines
 
 # %% ../../nbs/17_compressors_search.ipynb #a39bca77
 class _Lazy(Sequence):
