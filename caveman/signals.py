@@ -69,21 +69,22 @@ def line_signal(line: str, profile: str = OUTPUT) -> str | None:
     return None
 
 # %% ../nbs/05_signals.ipynb #b2397e8c
-_SUMMARY_WORDS = ('changed', 'insertion', 'deletion', 'newly installed', 'package', 'vulnerabilit', 'passed', 'failed',
-                  'error', 'skipped', 'deselected', 'warning', 'Ran ')
+_SUMMARY_WORDS = ('changed', 'insertion', 'deletion', 'newly installed', 'package', 'vulnerabilit')   # anywhere in a line
 _DIGIT_SPACE = re.compile(r'[0-9] ')
 
 def _may_summarize(line: str) -> bool:
     "False only when the `summary` pattern cannot match `line` (see above)."
     if 'Successfully' in line: return True
-    if _DIGIT_SPACE.search(line) is None: return False
-    for w in _SUMMARY_WORDS:
-        if w in line: return True
-    return False
+    if line[:1] != '=' and not line.startswith('Ran '):            # not a test run's totals: one of the words must occur
+        for w in _SUMMARY_WORDS:
+            if w in line: break
+        else: return False
+    return _DIGIT_SPACE.search(line) is not None
 
 # %% ../nbs/05_signals.ipynb #a08fdf0b
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import accumulate, compress
 
 _PY_FRAME = re.compile(r'\s*File "[^"]*", line [0-9]+')
 _PYTEST_LOC = re.compile(r'[^\s:]+:[0-9]+: [A-Za-z_][\w.]*')
@@ -96,25 +97,27 @@ _LIT_BITS = {p: {lit: bits for lit in _LITERALS                       # profile 
                  if (bits := sum(1 << k for k, (_, lits, _) in enumerate(_BY_PROFILE[p]) if lit in lits))}
              for p in _BY_PROFILE}
 
-def _line_flags(lines: Sequence[str], profile: str) -> list[str | None]:
-    "Per line, the class of its first match: `str.find` of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it (`line_signal`'s answer)."
-    flags = [None] * len(lines)
-    if not lines: return flags
-    ascii_only = any(not l.isascii() and len(l.lower()) != len(l) for l in lines)   # a letter lowered to two: positions would shift
+class _Shifted(Exception): "A block of lines lower-cases to another length (`_scan`)."
+
+def _scan(lines: Sequence[str], profile: str, frames: bool = False, ascii_lower: bool = False) -> tuple[list, list[int]]:
+    "`(flags, frame lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case. Raises `_Shifted` when a block lower-cases to another length, unless `ascii_lower`."
+    flags, cands = [None] * len(lines), []
     bits_of, classes, masks = _LIT_BITS[profile], _BY_PROFILE[profile], {}
     for b in range(0, len(lines), _BLOCK_LINES):
         block = lines[b:b + _BLOCK_LINES]
         text = '\n'.join(block)
-        low = text.translate(_ASCII_LOWER) if ascii_only else text.lower()
+        if ascii_lower: low = text.translate(_ASCII_LOWER)
+        else:
+            low = text.lower()
+            if len(low) != len(text): raise _Shifted
         del text
-        starts, pos = [], 0
-        for l in block: starts.append(pos); pos += len(l) + 1
-        starts.append(pos)
-        for lit, bits in bits_of.items():
+        starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line k of the block starts at starts[k]
+        for lit, bits in (*bits_of.items(), *((('file "', 0),) if frames else ())):
             i = low.find(lit)
             while i >= 0:
                 n = bisect_right(starts, i) - 1
-                masks[b + n] = masks.get(b + n, 0) | bits
+                if bits: masks[b + n] = masks.get(b + n, 0) | bits
+                else: cands.append(b + n)
                 i = low.find(lit, starts[n + 1])              # the next line: this literal is recorded for this one
     for n, mask in masks.items():
         line = lines[n]
@@ -122,18 +125,32 @@ def _line_flags(lines: Sequence[str], profile: str) -> list[str | None]:
         for cls, _, rx in classes:                            # in `line_signal`'s order, only the classes whose literals occur
             if mask & 1 and (cls != 'summary' or _may_summarize(line)) and rx.search(line): flags[n] = cls; break
             mask >>= 1
-    return flags
+    return flags, cands
+
+def _line_flags(lines: Sequence[str], profile: str, frames: bool = False):
+    "Per line, the class of its first match: `str.find` of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it (`line_signal`'s answer). With `frames`: `(flags, the lines that may start a Python frame)`."
+    try: got = _scan(lines, profile, frames)
+    except _Shifted: got = _scan(lines, profile, frames, ascii_lower=True)   # a letter lowered to two: positions would shift
+    return got if frames else got[0]
 
 # %% ../nbs/05_signals.ipynb #c4645e72
-def _frames(lines: Sequence[str], flags: list) -> None:
-    "Flag the last frame of each failure in place (see above)."
-    last = None
-    for i, l in enumerate(lines):
+def _frames(lines: Sequence[str], flags: list, frame_lines: Sequence[int] | None = None) -> None:
+    "Flag the last frame of each failure in place (see above); `frame_lines`: ascending indices of every line that holds `File \"` (may hold more), None to read every line."
+    n = len(lines)
+    todo = range(n) if frame_lines is None else sorted(set(frame_lines).union(compress(range(n), flags)))
+    last, k, found = None, 0, None
+    while True:
+        if found is not None and (k == len(todo) or found <= todo[k]):   # a location line flagged below is read in its turn
+            i, found = found, None
+            if k < len(todo) and todo[k] == i: k += 1
+        elif k < len(todo): i = todo[k]; k += 1
+        else: break
+        l = lines[i]
         if _PY_FRAME.match(l): last = i; continue
-        if flags[i] and _E_LINE.match(l) and not (i + 1 < len(lines) and _E_LINE.match(lines[i + 1])):
+        if flags[i] and _E_LINE.match(l) and not (i + 1 < n and _E_LINE.match(lines[i + 1])):
             j = i + 1
-            while j < len(lines) and not lines[j].strip(): j += 1
-            if j < len(lines) and not flags[j] and _PYTEST_LOC.match(lines[j]): flags[j] = 'frame'
+            while j < n and not lines[j].strip(): j += 1
+            if j < n and not flags[j] and _PYTEST_LOC.match(lines[j]): flags[j], found = 'frame', j
         if last is not None and flags[i] and not l.startswith((' ', '\t')):
             if not flags[last]: flags[last] = 'frame'
             last = None
@@ -141,20 +158,21 @@ def _frames(lines: Sequence[str], flags: list) -> None:
 # %% ../nbs/05_signals.ipynb #debbf622
 def signal_flags(lines: Sequence[str], profile: str = OUTPUT) -> list[str | None]:
     "Per line (str, no line end): its signal class or None, under `profile`, `frame`s included; linear in the text."
-    flags = _line_flags(lines, profile)
-    if any(flags): _frames(lines, flags)
+    flags, frame_lines = _line_flags(lines, profile, frames=True)
+    if any(flags): _frames(lines, flags, frame_lines)
     return flags
 
 # %% ../nbs/05_signals.ipynb #dc1f19d7
 def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) -> list[list[str | None]]:
     "`[signal_flags(g, profile) for g in groups]` (each a list of str lines): one `_line_flags` pass over all the lines, each group's frames found within it."
     flat = [l for g in groups for l in g]
-    if any(not l.isascii() and len(l.lower()) != len(l) for l in flat): return [signal_flags(g, profile) for g in groups]
-    every, out, pos = _line_flags(flat, profile), [], 0
+    try: every, frame_lines = _scan(flat, profile, frames=True)
+    except _Shifted: return [signal_flags(g, profile) for g in groups]   # as each group alone: see above
+    out, pos = [], 0
     for g in groups:
-        flags = every[pos:pos + len(g)]; pos += len(g)
-        if any(flags): _frames(g, flags)
-        out.append(flags)
+        flags = every[pos:pos + len(g)]
+        if any(flags): _frames(g, flags, [i - pos for i in frame_lines[bisect_left(frame_lines, pos):bisect_left(frame_lines, pos + len(g))]])
+        out.append(flags); pos += len(g)
     return out
 
 # %% ../nbs/05_signals.ipynb #68befcc0

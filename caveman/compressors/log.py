@@ -10,6 +10,7 @@ __all__ = ['HEAD', 'TAIL', 'QUERY_LIMIT', 'MIN_TEMPLATE_RUN', 'COMPRESSOR', 'mus
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
 from caveman.compressors.base import (
     Compressor, CONTRACT_PREFIX, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, keep_non_redundant,
     log_fields, query_fill)
@@ -35,12 +36,14 @@ def must_keep_lines(lines: Sequence[str]) -> list[bool]:
 # %% ../../nbs/12_compressors_log.ipynb #45f3454a
 def _must_keep_block(lines: Sequence[str], a: int, z: int, keep: list[bool]) -> None:
     "Set `keep` for the word, `.go:` and `caused by` rules over `lines[a:z]`, one lower-cased text for the block."
-    lows = [l.lower() for l in lines[a:z]]
-    starts, pos = [], 0
-    for l in lows: starts.append(pos); pos += len(l) + 1
-    starts.append(pos)
-    low = '\n'.join(lows)
-    del lows
+    block = lines[a:z]
+    text = '\n'.join(block)
+    low = text.lower()
+    if len(low) != len(text):                                        # a letter lowered to two: each line lowered alone, as it reads
+        block = [l.lower() for l in block]
+        low = '\n'.join(block)
+    del text
+    starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line n of the block starts at starts[n] of `low`
     def scan(needle, check):
         i = low.find(needle)
         while i >= 0:
@@ -60,43 +63,44 @@ def must_keep(line: str) -> bool:
     return must_keep_lines([line])[0]
 
 # %% ../../nbs/12_compressors_log.ipynb #faced067
+import regex
+
 MIN_TEMPLATE_RUN = 4
-_DIGIT_RUN = re.compile(r'[0-9]+')
+_DIGIT_RUN = regex.compile(r'[0-9]+')                             # the `regex` module substitutes a third faster than `re` here
 
 def template_runs(lines: Sequence[str]) -> list[tuple[int, int, str]]:
-    "Maximal runs `(start, end, template)` (end exclusive) of >= 4 consecutive lines whose whitespace fields (digits masked as `#`, >= 2 fields) all agree with the first line's except one fixed slot, shown as `<*>` in the template."
-    blocks = {}                                                     # the digit-masked lines of at most two 2,048-line blocks
-    def masked(k):
-        b = k >> 11
-        m = blocks.get(b)
-        if m is None:
-            if len(blocks) > 1: blocks.pop(min(blocks))              # lines are read in order: the oldest block is done
-            m = blocks[b] = _DIGIT_RUN.sub('#', '\n'.join(lines[b << 11:(b + 1) << 11])).split('\n')
-        return m[k & 2047]
-    memo = {}                                                       # fields of the next few lines from i, looked at again when i moves on by one
+    "Maximal runs `(start, end, template)` (end exclusive) of >= 4 consecutive lines whose whitespace fields (digits masked as `#`, >= 2 fields) all agree with the first line's except one fixed slot, shown as `<*>` in the template; linear in the lines."
+    blocks = {}                                                     # the fields (digit-masked) of the lines of at most two 2,048-line blocks
     def fields(k):
-        f = memo.get(k)
-        if f is None:
-            f = tuple(masked(k).split())                            # a digit run never holds white space
-            if k < i + MIN_TEMPLATE_RUN: memo[k] = f                   # a long run is never looked at again: not kept
-        return f
-    runs, i, n, lo = [], 0, len(lines), 0
+        b = k >> 11
+        fs = blocks.get(b)
+        if fs is None:
+            if len(blocks) > 1: blocks.pop(min(blocks))              # lines are read in order (but for a short way back): the oldest block is done
+            fs = blocks[b] = list(map(str.split, _DIGIT_RUN.sub('#', '\n'.join(lines[b << 11:(b + 1) << 11])).split('\n')))
+        return fs[k & 2047]
+    runs, i, n = [], 0, len(lines)
     while i < n:
-        while lo < i: memo.pop(lo, None); lo += 1                  # lines before i are never looked at again
         first, slot, j = fields(i), None, i + 1
         if len(first) >= 2:
             while j < n:
                 f = fields(j)
-                if f == first: j += 1; continue                       # the same fields: no slot needed
-                if len(f) != len(first): break
-                diff = [k for k, (a, b) in enumerate(zip(first, f)) if a != b]
-                if len(diff) > 1 or (diff and slot is not None and diff[0] != slot): break
-                if diff: slot = diff[0]
+                if f != first:                                      # the same fields: no slot needed
+                    if len(f) != len(first): break
+                    if slot is None:                                # the first field that differs is the slot; the rest must agree
+                        k = 0
+                        while f[k] == first[k]: k += 1
+                        if f[k + 1:] != first[k + 1:]: break
+                        slot = k
+                    elif f[slot + 1:] != first[slot + 1:] or f[:slot] != first[:slot]: break
                 j += 1
-        if j - i >= MIN_TEMPLATE_RUN and any(c.isalpha() for k, x in enumerate(first) if k != slot for c in x):
+        if j - i < MIN_TEMPLATE_RUN: i += 1
+        elif any(c.isalpha() for k, x in enumerate(first) if k != slot for c in x):
             runs.append((i, j, ' '.join('<*>' if k == slot else x for k, x in enumerate(first))))
             i = j
-        else: i += 1
+        elif slot is None: i = j                                    # no letter, no slot: no run starts inside (see above)
+        else:                                                       # no letter outside the slot: on from the last stretch of equal lines
+            last, i = fields(j - 1), j - 1
+            while fields(i - 1) == last: i -= 1
     return runs
 
 # %% ../../nbs/12_compressors_log.ipynb #58d30477
