@@ -29,9 +29,8 @@ def _lines(text: str):
     yield text[pos:]
 
 # %% ../../nbs/14_compressors_text.ipynb #0766b3b6
-def sections(text: str) -> list[tuple[int, int]]:
-    "Character spans `(start, end)` of the sections of `text`: paragraphs (or lines, when no line is blank), each fenced code block whole; trailing white space is outside a span (reference §3.6)."
-    paragraphs = '\n\n' in text or '\r\n\r\n' in text or re.search(r'\n[ \t\r]*\n', text) is not None
+def _walk_sections(text: str, paragraphs: bool) -> list[tuple[int, int]]:
+    "`sections` of `text` read one line at a time (fenced code blocks need it): paragraphs when `paragraphs`, else lines."
     spans, start, last, fence, indent, pos = [], None, None, None, 0, 0
     def close():
         nonlocal start
@@ -53,6 +52,35 @@ def sections(text: str) -> list[tuple[int, int]]:
         pos = end + 1
     close()
     return [(a, b) for a, b in spans if b > a]
+
+_ANY_FENCE = re.compile(r'(?m)^ *(?:`{3}|~{3})')                 # a line `_FENCE_OPEN` opens
+_PARAGRAPH = re.compile(r'(?m)^[^\n]*\S(?:[^\S\n]*\n[^\n]*\S)*')   # non-blank lines in a row, to the last non-space
+_LINE = re.compile(r'(?m)^[^\n]*\S')                              # one non-blank line, to its last non-space
+
+def _fenced_block(text: str, start: int, spans: list) -> int:
+    "Append the span of the fenced code block whose opening line starts at character `start` of `text` (to its closing line, or to the end when none closes it) to `spans`; returns where the next line starts (past `len(text)` at the end)."
+    m, n = _FENCE_OPEN.match(text, start), len(text)
+    fence, indent = m.group(2), len(m.group(1))
+    e = text.find('\n', start) % (n + 1)                         # -1 (no line feed) -> n
+    last, pos = start + len(text[start:e].rstrip()), e + 1
+    while pos <= n:
+        e = text.find('\n', pos) % (n + 1)
+        line = text[pos:e]
+        if line.strip(): last = pos + len(line.rstrip())
+        if _closes(line, fence, indent): break
+        pos = e + 1
+    spans.append((start, last))
+    return e + 1
+
+def sections(text: str) -> list[tuple[int, int]]:
+    "Character spans `(start, end)` of the sections of `text`: paragraphs (or lines, when no line is blank), each fenced code block whole; trailing white space is outside a span (reference §3.6). Between fences one regex pass (`_PARAGRAPH` or `_LINE`), each fence by `_fenced_block`."
+    paragraphs = '\n\n' in text or '\r\n\r\n' in text or re.search(r'\n[ \t\r]*\n', text) is not None
+    rx, spans, pos = _PARAGRAPH if paragraphs else _LINE, [], 0
+    while True:
+        f = _ANY_FENCE.search(text, pos)
+        spans += [m.span() for m in rx.finditer(text, pos, f.start() if f else len(text))]
+        if not f: return spans
+        pos = _fenced_block(text, f.start(), spans)
 
 # %% ../../nbs/14_compressors_text.ipynb #9b89b1b7
 FLAG_WORDS = ('ERROR', 'WARNING', 'IMPORTANT', 'NOTE', 'ACTION', 'FOLLOWUP', 'SECURITY', 'SUMMARY', 'CONCLUSION',
