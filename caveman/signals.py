@@ -271,11 +271,14 @@ STATUS_COLUMNS = frozenset('status status_code statuscode http_status code respo
 _STATUS_CELL = re.compile(r'[45][0-9][0-9]\b')
 
 def table_signal_flags(header: Sequence[str], records: Sequence[Sequence[str]]) -> list[str | None]:
-    "Per data row (cells as str): its signal class (`http` for a 4xx/5xx status cell) or None."
+    "Per data row (cells as str; or packed `Rows`, read without splitting them): its signal class (`http` for a 4xx/5xx status cell) or None."
     cols = [k for k, h in enumerate(header) if h.strip().lower() in STATUS_COLUMNS]
-    flags = signal_flags([' '.join(r) for r in records], OUTPUT)
-    for i, r in enumerate(records):
-        if not flags[i] and any(k < len(r) and _STATUS_CELL.match(r[k].strip()) for k in cols): flags[i] = 'http'
+    sep = getattr(records, 'sep', None)                     # packed rows (`caveman.detect.Rows`): each a str, cells split by `sep`
+    texts = [r.replace(sep, ' ') for r in records.packed] if sep is not None else [' '.join(r) for r in records]
+    flags = signal_flags(texts, OUTPUT)
+    if cols:
+        for i, r in enumerate(records):
+            if not flags[i] and any(k < len(r) and _STATUS_CELL.match(r[k].strip()) for k in cols): flags[i] = 'http'
     return flags
 
 # %% ../nbs/05_signals.ipynb #527b1e34
