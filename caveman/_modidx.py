@@ -628,6 +628,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                      'caveman/compressors/tabular.py'),
                                              'caveman.compressors.tabular._elide': ( 'compressors_tabular.html#_elide',
                                                                                      'caveman/compressors/tabular.py'),
+                                             'caveman.compressors.tabular._enum_ok': ( 'compressors_tabular.html#_enum_ok',
+                                                                                       'caveman/compressors/tabular.py'),
                                              'caveman.compressors.tabular._feed': ( 'compressors_tabular.html#_feed',
                                                                                     'caveman/compressors/tabular.py'),
                                              'caveman.compressors.tabular._first_extremes': ( 'compressors_tabular.html#_first_extremes',

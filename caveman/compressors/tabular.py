@@ -97,8 +97,15 @@ def summary_fields(header: Sequence[str], cells: Sequence[str]) -> list[tuple[st
 
 # %% ../../nbs/13_compressors_tabular.ipynb #518fa4f7
 from .base import (_Field, summary_text, summary_string, value_order, MAX_BUCKETS, MAX_COVERAGE_VALUES,
-                                      _value_ok, _NUMBER)                                                                              # `_DECIMAL_CELL` finds `_NUMBER`s (one pattern)
+                                      MAX_ENUM_VALUE_BYTES, _value_ok, _CONTROL, _NUMBER)      # `_DECIMAL_CELL` finds `_NUMBER`s: one pattern
 
+
+def _enum_ok(values: set[str]) -> bool:
+    "`all(_value_ok(v, enum=True) for v in values)`: for short plain ASCII values by a few scans of them joined, else value by value."
+    text = '\n'.join(values)
+    if (text.isascii() and ' ' not in text and 'caveman' not in text and min(map(len, values), default=1) > 0
+            and max(map(len, values), default=0) <= MAX_ENUM_VALUE_BYTES and len(_CONTROL.findall(text)) == len(values) - 1): return True
+    return all(_value_ok(v, enum=True) for v in values)
 
 def _feed(f: _Field, cells: list[str], covered: set) -> set:
     "Add one column's trimmed `cells` (a block of rows) to `f` as `_Field.add` would, value by value ('' is absent); `covered`: the texts of `f.cover` so far. Returns `covered`."
@@ -138,7 +145,7 @@ def _feed(f: _Field, cells: list[str], covered: set) -> set:
                     if o[1] > f.hi: f.hi, f.hi_s = o[1], lit
     if f.cover is not None:
         new = counts.keys() - covered
-        if len(covered) + len(new) > MAX_COVERAGE_VALUES or not all(_value_ok(v, enum=True) for v in new): f.cover = None
+        if len(covered) + len(new) > MAX_COVERAGE_VALUES or not _enum_ok(new): f.cover = None
         else: covered |= new; f.cover.update(map(summary_string, new))
     return covered
 
