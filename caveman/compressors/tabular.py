@@ -173,18 +173,22 @@ def _run_summary(header: Sequence[str], rows, elided_bytes: int) -> str:
 from bisect import bisect_right
 from itertools import accumulate
 
+_FLAGGED_LOWER = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS).lower() + r')\b', re.A)
+
 def _flagged_rows(records) -> list[bool]:
     "`[flagged(r) for r in records]`, by one search over the packed rows (`Rows` from `parse_table`)."
     sep = getattr(records, 'sep', None)
     if sep is None or sep.isalnum() or sep == '_': return [flagged(r) for r in records]
     out, text = [False] * len(records), '\n'.join(records.packed)
-    m = _FLAGGED.search(text)
+    words = _FLAGGED
+    if text.isascii(): text, words = text.lower(), _FLAGGED_LOWER     # same positions; a case-blind pattern is slower
+    m = words.search(text)
     if m is None: return out
     starts = list(accumulate((len(r) + 1 for r in records.packed), initial=0))
     while m:
         i = bisect_right(starts, m.start()) - 1
         out[i] = True
-        m = _FLAGGED.search(text, starts[i + 1])
+        m = words.search(text, starts[i + 1])
     return out
 
 # %% ../../nbs/13_compressors_tabular.ipynb #3d44f1fb
