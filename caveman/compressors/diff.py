@@ -76,7 +76,7 @@ def _roles(lines: list[bytes]) -> bytearray:
         line = lines[i]
         if h := _HUNK.match(line[:-1] if line.endswith(b'\r') else line):
             width = len(h[1]) - 1
-            old = [int(c) if c is not None else 1 for c in _RANGE.findall(h[2])]
+            old = [int(c) if c else 1 for c in _RANGE.findall(h[2])]     # `findall` gives b'' for an omitted count
             new = int(h[3]) if h[3] is not None else 1
             i += 1
             if max(old) > 0 or new > 0:
