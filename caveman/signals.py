@@ -175,6 +175,8 @@ def _rewrite_changes(lines: Sequence[str], flags: list) -> None:
                 if not flags[i]: flags[i] = 'change'
 
 # %% ../nbs/05_signals.ipynb #a0c48e2e
+_DEFINITION_LINE = re.compile('^' + _DEFINITION.pattern.replace(r'\s', r'[^\S\n]'), re.M)   # `_DEFINITION` at any line of the joined lines
+
 def diff_signal_flags(lines: Sequence[str]) -> list[str | None]:
     "Per line of a unified diff (str, no line end): `definition` / `change` / a line class, or None; context lines never signal."
     flags = _line_flags(lines, SOURCE)
@@ -182,8 +184,10 @@ def diff_signal_flags(lines: Sequence[str]) -> list[str | None]:
         if not flags[i]: continue
         if l.startswith(('+++', '---')) or l[:1] == ' ': flags[i] = None
         elif l[:1] not in '+-' and flags[i] not in ('summary', 'exit', 'errno', 'http'): flags[i] = None
-    for i, l in enumerate(lines):
-        if not flags[i] and l[:1] == '+' and not l.startswith('+++') and _DEFINITION.match(l): flags[i] = 'definition'
+    text, line, prev = '\n'.join(lines), 0, 0
+    for m in _DEFINITION_LINE.finditer(text):                # one scan for the `+` lines that open a definition
+        line += text.count('\n', prev, m.start()); prev = m.start()
+        if not flags[line] and not lines[line].startswith('+++'): flags[line] = 'definition'
     _rewrite_changes(lines, flags)
     return flags
 
