@@ -184,10 +184,11 @@ def diff_signal_flags(lines: Sequence[str]) -> list[str | None]:
         if not flags[i]: continue
         if l.startswith(('+++', '---')) or l[:1] == ' ': flags[i] = None
         elif l[:1] not in '+-' and flags[i] not in ('summary', 'exit', 'errno', 'http'): flags[i] = None
-    text, line, prev = '\n'.join(lines), 0, 0
-    for m in _DEFINITION_LINE.finditer(text):                # one scan for the `+` lines that open a definition
-        line += text.count('\n', prev, m.start()); prev = m.start()
-        if not flags[line] and not lines[line].startswith('+++'): flags[line] = 'definition'
+    for b in range(0, len(lines), _BLOCK_LINES):              # one scan per block of lines for the `+` lines that open a definition
+        text, line, prev = '\n'.join(lines[b:b + _BLOCK_LINES]), b, 0
+        for m in _DEFINITION_LINE.finditer(text):
+            line += text.count('\n', prev, m.start()); prev = m.start()
+            if not flags[line] and not lines[line].startswith('+++'): flags[line] = 'definition'
     _rewrite_changes(lines, flags)
     return flags
 
