@@ -193,6 +193,8 @@ def _rewrite_changes(lines: Sequence[str], flags: list) -> None:
                 if not flags[i]: flags[i] = 'change'
 
 # %% ../nbs/05_signals.ipynb #a0c48e2e
+_DEFINITION_LINE = re.compile('^' + _DEFINITION.pattern.replace(r'\s', r'[^\S\n]'), re.M)   # `_DEFINITION` at any line of the joined lines
+
 def diff_signal_flags(lines: Sequence[str]) -> list[str | None]:
     "Per line of a unified diff (str, no line end): `definition` / `change` / a line class, or None; context lines never signal."
     flags = _line_flags(lines, SOURCE)
@@ -200,8 +202,11 @@ def diff_signal_flags(lines: Sequence[str]) -> list[str | None]:
         if not flags[i]: continue
         if l.startswith(('+++', '---')) or l[:1] == ' ': flags[i] = None
         elif l[:1] not in '+-' and flags[i] not in ('summary', 'exit', 'errno', 'http'): flags[i] = None
-    for i, l in enumerate(lines):
-        if not flags[i] and l[:1] == '+' and not l.startswith('+++') and _DEFINITION.match(l): flags[i] = 'definition'
+    for b in range(0, len(lines), _BLOCK_LINES):              # one scan per block of lines for the `+` lines that open a definition
+        text, line, prev = '\n'.join(lines[b:b + _BLOCK_LINES]), b, 0
+        for m in _DEFINITION_LINE.finditer(text):
+            line += text.count('\n', prev, m.start()); prev = m.start()
+            if not flags[line] and not lines[line].startswith('+++'): flags[line] = 'definition'
     _rewrite_changes(lines, flags)
     return flags
 
@@ -289,11 +294,14 @@ STATUS_COLUMNS = frozenset('status status_code statuscode http_status code respo
 _STATUS_CELL = re.compile(r'[45][0-9][0-9]\b')
 
 def table_signal_flags(header: Sequence[str], records: Sequence[Sequence[str]]) -> list[str | None]:
-    "Per data row (cells as str): its signal class (`http` for a 4xx/5xx status cell) or None."
+    "Per data row (cells as str; or packed `Rows`, read without splitting them): its signal class (`http` for a 4xx/5xx status cell) or None."
     cols = [k for k, h in enumerate(header) if h.strip().lower() in STATUS_COLUMNS]
-    flags = signal_flags([' '.join(r) for r in records], OUTPUT)
-    for i, r in enumerate(records):
-        if not flags[i] and any(k < len(r) and _STATUS_CELL.match(r[k].strip()) for k in cols): flags[i] = 'http'
+    sep = getattr(records, 'sep', None)                     # packed rows (`caveman.detect.Rows`): each a str, cells split by `sep`
+    texts = [r.replace(sep, ' ') for r in records.packed] if sep is not None else [' '.join(r) for r in records]
+    flags = signal_flags(texts, OUTPUT)
+    if cols:
+        for i, r in enumerate(records):
+            if not flags[i] and any(k < len(r) and _STATUS_CELL.match(r[k].strip()) for k in cols): flags[i] = 'http'
     return flags
 
 # %% ../nbs/05_signals.ipynb #527b1e34

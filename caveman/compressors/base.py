@@ -9,10 +9,10 @@ __all__ = ['SAFETY_CLASSES', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIELDS', 'MAX_NA
            'Safety', 'is_caveman_view', 'dropped_runs', 'redundancy_profile', 'redundancy_profiles',
            'keep_non_redundant', 'keep_non_redundant_or_fallback', 'summary_string', 'summary_key', 'literal_text',
            'signal_section', 'credential_name', 'iso_time', 'value_order', 'summary_budget', 'summarize_elided',
-           'json_scalar_text', 'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields',
-           'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill', 'split_lines', 'join_lines',
-           'crlf_majority', 'synth_line', 'ELLIPSIS', 'plural', 'elision_marker', 'counted_pattern', 'note_marker',
-           'NOTE_PREFIX', 'NOTE_PATTERN', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY']
+           'summary_text', 'json_scalar_text', 'json_number', 'json_literal', 'json_fields', 'logfmt_fields',
+           'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill', 'split_lines',
+           'join_lines', 'crlf_majority', 'synth_line', 'ELLIPSIS', 'plural', 'elision_marker', 'counted_pattern',
+           'note_marker', 'NOTE_PREFIX', 'NOTE_PATTERN', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -475,8 +475,13 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
             if value == '': continue
             if f.first is None: f.first = value
             f.add(value)
+    return summary_text(list(fields.values()), n, elided_bytes)
+
+# %% ../../nbs/10_compressors_base.ipynb #e55cbab6
+def summary_text(fields: list[_Field], n: int, elided_bytes: int) -> str:
+    "The summary (str, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of `n` units from their `_Field`s, in field order: entries shed by `SHED_ORDER` until it fits (reference §3.2)."
     if n < 2: return ''
-    entries, budget = _entries(list(fields.values()), n), summary_budget(elided_bytes)
+    entries, budget = _entries(fields, n), summary_budget(elided_bytes)
     while entries:
         text = _render(entries)
         if _utf8_len(text) <= budget: return text

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['CONTEXT', 'KEPT', 'ADDED', 'REMOVED', 'MIN_LINES', 'CONTEXT_LINES', 'MIN_RUN', 'BLOCK_MIN', 'BLOCK_HEAD',
-           'BLOCK_TAIL', 'GENERATED_BLOCK_MIN', 'GENERATED_HEAD', 'GENERATED_TAIL', 'LOCK_FILES', 'COMPRESSOR',
+           'BLOCK_TAIL', 'GENERATED_BLOCK_MIN', 'GENERATED_HEAD', 'GENERATED_TAIL', 'LOCK_FILES', 'SHOWN', 'COMPRESSOR',
            'diff_line_roles', 'diff_line_kinds', 'generated_file', 'compress_diff']
 
 # %% ../../nbs/15_compressors_diff.ipynb #6bfbce0b
@@ -17,38 +17,81 @@ _MARKER = re.compile(r'^… (\d+) (context|added|removed) lines? elided \(cavema
 
 CONTEXT, KEPT, ADDED, REMOVED = 0, 1, 2, 3
 
+def _first_bytes(lines: list[bytes]) -> bytes:
+    "One byte per line (LF-split, CR kept): its first byte, or a space for an empty line or a lone CR (a hunk reads both as context)."
+    return bytes([l[0] if l and l != b'\r' else 32 for l in lines])
+
+# %% ../../nbs/15_compressors_diff.ipynb #67cad6d9
+def _walk(lines: list[bytes], i: int, width: int, old: list[int], new: int, roles: bytearray) -> int:
+    "Read the hunk lines from `lines[i]` with `old` (lines still due per parent) and `new` (result lines still due), writing `roles`; the index of the first line after the hunk (a line that cannot belong ends it, to be read afresh)."
+    while i < len(lines) and (max(old) > 0 or new > 0):
+        line = lines[i]
+        body = line[:-1] if line.endswith(b'\r') else line
+        prefix, m = body[:width].ljust(width), _MARKER.match(line)
+        if m:                                   # our own marker stands for the lines it replaced
+            n, what = int(m[1]), m[2]
+            if what == b'context': old, new = [o - n for o in old], new - n
+            elif what == b'added' and width == 1: new -= n
+            elif what == b'removed' and width == 1: old = [o - n for o in old]
+            else: return i
+        elif body.startswith(b'\\'): pass       # "\ No newline at end of file"
+        elif not prefix.strip(b' +-'):
+            old = [o - (c != ord('+')) for o, c in zip(old, prefix)]
+            new -= b'-' not in prefix
+        else: return i                           # cannot belong to this hunk: it ended early
+        if not m and not body.startswith(b'\\'):
+            if not prefix.strip(): roles[i] = CONTEXT
+            elif width == 1: roles[i] = ADDED if prefix == b'+' else REMOVED
+        i += 1
+    return i
+
+# %% ../../nbs/15_compressors_diff.ipynb #d4ffecd2
+_RUN = re.compile(rb'[ +\-\\]*')                                  # hunk-line prefixes of a two-way hunk
+_OLD_SIDE = bytes.maketrans(b' -', b'oo')                          # `o` for a line counted on the old side …
+_NEW_SIDE = bytes.maketrans(b' +', b'oo')                          # … on the new side
+_ROLE = bytes.maketrans(b' +-\\', bytes([CONTEXT, ADDED, REMOVED, KEPT]))
+
+def _hunk(lines: list[bytes], firsts: bytes, sides: tuple[bytes, bytes], i: int, old: int, new: int, roles: bytearray) -> int:
+    "Read a two-way hunk from `lines[i]` with `old` / `new` lines due (not both <= 0), `firsts` the lines' first bytes and `sides` them translated by `_OLD_SIDE` / `_NEW_SIDE`, writing `roles`; the index of the first line after the hunk."
+    olds, news = sides
+    run = _RUN.match(firsts, i).end()
+    done = lambda k: olds.count(b'o', i, k) >= old and news.count(b'o', i, k) >= new
+    if not done(run):                                                # the prefixes stop first: the rest line by line
+        roles[i:run] = firsts[i:run].translate(_ROLE)
+        return _walk(lines, run, 1, [old - olds.count(b'o', i, run)], new - news.count(b'o', i, run), roles)
+    lo, hi = i, run                                                  # done(hi), not done(lo): the first line after the hunk
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if done(mid): hi = mid
+        else: lo = mid
+    roles[i:hi] = firsts[i:hi].translate(_ROLE)
+    return hi
+
+# %% ../../nbs/15_compressors_diff.ipynb #f87546fb
+def _roles(lines: list[bytes]) -> bytearray:
+    "`diff_line_roles(lines)` as one byte per line."
+    firsts, roles, sides = _first_bytes(lines), bytearray([KEPT]) * len(lines), None
+    i = firsts.find(b'@')
+    while i >= 0:
+        line = lines[i]
+        if h := _HUNK.match(line[:-1] if line.endswith(b'\r') else line):
+            width = len(h[1]) - 1
+            old = [int(c) if c else 1 for c in _RANGE.findall(h[2])]     # `findall` gives b'' for an omitted count
+            new = int(h[3]) if h[3] is not None else 1
+            i += 1
+            if max(old) > 0 or new > 0:
+                if width == 1 and len(old) == 1:
+                    sides = sides or (firsts.translate(_OLD_SIDE), firsts.translate(_NEW_SIDE))
+                    i = _hunk(lines, firsts, sides, i, old[0], new, roles)
+                else: i = _walk(lines, i, width, old, new, roles)
+            i = firsts.find(b'@', i)
+        else: i = firsts.find(b'@', i + 1)
+    return roles
+
+# %% ../../nbs/15_compressors_diff.ipynb #04896ed1
 def diff_line_roles(lines: list[bytes]) -> list[int]:
     "Per line (LF-split, CR kept): `CONTEXT` (unchanged line inside a hunk, by the header's counts), `ADDED` / `REMOVED` (a `+` / `-` line inside a two-way hunk), else `KEPT` (reference §3.8)."
-    roles, old, new, width = [], [], 0, 0  # old: lines still due per parent; new: result lines still due
-    for line in lines:
-        body = line[:-1] if line.endswith(b'\r') else line
-        if old:
-            prefix, m = body[:width].ljust(width), _MARKER.match(line)
-            if m:
-                n, what = int(m[1]), m[2]
-                if what == b'context': old, new = [o - n for o in old], new - n
-                elif what == b'added' and width == 1: new -= n
-                elif what == b'removed' and width == 1: old = [o - n for o in old]
-                else: old = []
-            elif body.startswith(b'\\'): pass  # "\ No newline at end of file"
-            elif not prefix.strip(b' +-'):
-                old = [o - (c != ord('+')) for o, c in zip(old, prefix)]
-                new -= b'-' not in prefix
-            else: old = []  # cannot belong to this hunk: it ended early; classify the line afresh
-            if old:
-                if m or body.startswith(b'\\'): roles.append(KEPT)
-                elif not prefix.strip(): roles.append(CONTEXT)
-                elif width == 1: roles.append(ADDED if prefix == b'+' else REMOVED)
-                else: roles.append(KEPT)
-                if max(old) <= 0 and new <= 0: old = []
-                continue
-        roles.append(KEPT)
-        if h := _HUNK.match(body):
-            width = len(h[1]) - 1
-            old = [int(c) if c is not None else 1 for c in _RANGE.findall(h[2])]
-            new = int(h[3]) if h[3] is not None else 1
-            if max(old) <= 0 and new <= 0: old = []
-    return roles
+    return list(_roles(lines))
 
 # %% ../../nbs/15_compressors_diff.ipynb #9b5f2777
 def diff_line_kinds(lines: list[bytes]) -> list[int]:
@@ -73,26 +116,38 @@ def generated_file(path: str) -> bool:
     return name in LOCK_FILES or name.endswith(('.min.js', '.min.css', '.map'))
 
 # %% ../../nbs/15_compressors_diff.ipynb #66a5ae41
-def _block_drops(lines: list[bytes], roles: list[int], signals: list) -> dict[int, int]:
-    "`{line index: ADDED or REMOVED}` for the lines hidden inside large blocks."
-    drops, i, n, generated = {}, 0, len(lines), False
-    while i < n:
-        if roles[i] == KEPT and (m := _FILE.match(lines[i].rstrip(b'\r'))):
-            generated = generated_file((m[1] or m[2]).decode('utf-8', 'replace'))
-        if roles[i] not in (ADDED, REMOVED): i += 1; continue
-        j = i
-        while j < n and roles[j] == roles[i]: j += 1
-        lo, head, tail = (GENERATED_BLOCK_MIN, GENERATED_HEAD, GENERATED_TAIL) if generated else (BLOCK_MIN, BLOCK_HEAD, BLOCK_TAIL)
-        if j - i >= lo:
-            body = [lines[k].decode('utf-8', 'replace') for k in range(i + head, j - tail)]
-            for k, must in zip(range(i + head, j - tail), must_keep_lines(body)):
-                if not must and not signals[k]: drops[k] = roles[i]
-        i = j
-    return drops
+_FILE_START = re.compile(rb'^(?:diff --git a/|\+\+\+ )', re.M)
+
+def _file_lines(body: bytes):
+    "Indices (ascending) of the LF-split lines of `body` that begin `diff --git a/` or `+++ `."
+    line, prev = 0, 0
+    for m in _FILE_START.finditer(body):
+        line += body.count(b'\n', prev, m.start()); prev = m.start()
+        yield line
 
 # %% ../../nbs/15_compressors_diff.ipynb #e2f5c14d
-def _held(lines: list[bytes], roles: list[int], signals: list) -> list:
+_BLOCK = re.compile(b'%c{%d,}|%c{%d,}' % (ADDED, GENERATED_BLOCK_MIN, REMOVED, GENERATED_BLOCK_MIN))
+
+def _block_drops(body: bytes, lines: list[bytes], roles: bytearray, signals: list, drop: bytearray) -> None:
+    "Set `drop[k]` to ADDED or REMOVED for the lines hidden inside large blocks."
+    files, generated = iter(_file_lines(body)), False
+    f = next(files, None)
+    for m in _BLOCK.finditer(roles):
+        i, j = m.span()
+        while f is not None and f < i:                         # the file headers before this block: the last one decides
+            if roles[f] == KEPT and (h := _FILE.match(lines[f].rstrip(b'\r'))):
+                generated = generated_file((h[1] or h[2]).decode('utf-8', 'replace'))
+            f = next(files, None)
+        lo, head, tail = (GENERATED_BLOCK_MIN, GENERATED_HEAD, GENERATED_TAIL) if generated else (BLOCK_MIN, BLOCK_HEAD, BLOCK_TAIL)
+        if j - i >= lo:
+            text = [lines[k].decode('utf-8', 'replace') for k in range(i + head, j - tail)]
+            for k, must in zip(range(i + head, j - tail), must_keep_lines(text)):
+                if not must and not signals[k]: drop[k] = roles[i]
+
+# %% ../../nbs/15_compressors_diff.ipynb #0df24953
+def _held(body: bytes, lines: list[bytes], roles: bytearray, signals: list) -> list:
     "`signals` plus every changed line of a hunk that already holds an added/removed marker: what a first pass kept there stays (its rewrite edits cannot be recomputed from a view), so a second pass declines."
+    if b'elided (caveman)' not in body: return signals
     starts = [i for i, l in enumerate(lines) if l.startswith((b'@@', b'diff '))] + [len(lines)]
     out = list(signals)
     for a, b in zip(starts, starts[1:]):
@@ -101,31 +156,34 @@ def _held(lines: list[bytes], roles: list[int], signals: list) -> list:
                 if roles[k] in (ADDED, REMOVED) and not out[k]: out[k] = 'held'
     return out
 
-# %% ../../nbs/15_compressors_diff.ipynb #0df24953
+# %% ../../nbs/15_compressors_diff.ipynb #989c796a
 def _marker(n: int, what: str, crlf: bool) -> bytes: return synth_line(elision_marker(n, f'{what} lines'), crlf)   # `1 context line`
 
 _WHAT = {CONTEXT: 'context', ADDED: 'added', REMOVED: 'removed'}
+SHOWN = 0xFF
+_CONTEXT_RUN = re.compile(b'%c+' % CONTEXT)
+_DROPPED_RUN = re.compile(b'%c+|%c+|%c+' % (CONTEXT, ADDED, REMOVED))
 
 def compress_diff(body: bytes, query: str = '') -> bytes | None:
     "Unified diff bytes -> far context and the middle of large added/removed blocks replaced by `… N context|added|removed lines elided (caveman) …`; `None` if under 12 lines or nothing to elide (reference §3.8 plus blocks)."
     lines, trailing = split_lines(body)
-    if len(lines) < MIN_LINES: return None
-    roles = diff_line_roles(lines)
-    keep = [r != CONTEXT for r in roles]
-    for i, r in enumerate(roles):
-        if r != CONTEXT:
-            for j in range(max(0, i - CONTEXT_LINES), min(len(lines), i + CONTEXT_LINES + 1)): keep[j] = True
-    drop = {i: CONTEXT for i, k in enumerate(keep) if not k}
-    signals = _held(lines, roles, diff_signal_flags([l.decode('utf-8', 'replace').rstrip('\r') for l in lines]))
-    drop.update(_block_drops(lines, roles, signals))
+    n = len(lines)
+    if n < MIN_LINES: return None
+    roles = _roles(lines)
+    drop = bytearray([SHOWN]) * n
+    for m in _CONTEXT_RUN.finditer(roles):                 # context more than CONTEXT_LINES from any other line
+        a, b = m.span()
+        a, b = a + CONTEXT_LINES if a else a, b - CONTEXT_LINES if b < n else b
+        if a < b: drop[a:b] = bytes(b - a)
+    signals = _held(body, lines, roles, diff_signal_flags([l.decode('utf-8', 'replace').rstrip('\r') for l in lines]))
+    _block_drops(body, lines, roles, signals, drop)
     crlf, out, i, dropped = crlf_majority(body), [], 0, False
-    while i < len(lines):
-        if i not in drop: out.append(lines[i]); i += 1; continue
-        j = i
-        while j < len(lines) and drop.get(j) == drop[i]: j += 1
-        if j - i >= MIN_RUN: out.append(_marker(j - i, _WHAT[drop[i]], crlf)); dropped = True
-        else: out.extend(lines[i:j])
-        i = j
+    for m in _DROPPED_RUN.finditer(drop):
+        a, b = m.span()
+        out.extend(lines[i:a]); i = b
+        if b - a >= MIN_RUN: out.append(_marker(b - a, _WHAT[drop[a]], crlf)); dropped = True
+        else: out.extend(lines[a:b])
+    out.extend(lines[i:])
     return join_lines(out, trailing) if dropped else None
 
 COMPRESSOR = Compressor('diff', compress_diff)
