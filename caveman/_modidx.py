@@ -1552,6 +1552,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'caveman.toolschema._restating_key': ('toolschema.html#_restating_key', 'caveman/toolschema.py'),
                                     'caveman.toolschema._same_value': ('toolschema.html#_same_value', 'caveman/toolschema.py'),
                                     'caveman.toolschema._says_schema': ('toolschema.html#_says_schema', 'caveman/toolschema.py'),
+                                    'caveman.toolschema._singulars': ('toolschema.html#_singulars', 'caveman/toolschema.py'),
                                     'caveman.toolschema._skip_ws': ('toolschema.html#_skip_ws', 'caveman/toolschema.py'),
                                     'caveman.toolschema._starts_sentence': ('toolschema.html#_starts_sentence', 'caveman/toolschema.py'),
                                     'caveman.toolschema._strip_envelope': ('toolschema.html#_strip_envelope', 'caveman/toolschema.py'),

@@ -504,7 +504,7 @@ _SPOTS = [LazyPattern(p, regex.I | regex.X) for p in (
     r"(?:^|(?<=[.!?]\s))(?P<sentence>[^.!?\n]{1,200}?)[.](?:\s+|$)",     # a whole sentence: Defaults to "info".
     r"^(?P<prefix>optional|required)\s*[:：.-]\s+")]                     # a prefix: Optional: source branch …
 
-_RESTATING = LazyPattern(r'optional|required|default|can\s+be|must\s+be|either|one\s+of|values', regex.I)   # in every clause `_CLAUSE` reads
+_ENUM_WORDS = LazyPattern(r'can\s+be|must\s+be|either|one\s+of|values')   # the words of an enum clause, in lower-cased text
 
 _CLAUSE_START = LazyPattern(r'optional|required|the\s+default|default|it\s|can\s|must\s|either\s|one\s+of|possible|allowed|valid', regex.I)
 
@@ -539,10 +539,12 @@ def _says_schema(part: str, schema: dict, optional) -> bool:
 # %% ../nbs/25_toolschema.ipynb #3c394f4a
 def drop_schema_restatements(text: str, schema: dict, optional: bool | None = None) -> str:
     "`text` (a property's description) without the clauses that only restate its `schema`: *optional* / *required* as `optional` (True/False; None: unknown) says, *default is X* where `default` is X, *can be a, b or c* where `enum` is exactly those. Idempotent."
-    if not isinstance(schema, dict) or not _RESTATING.search(text): return text
+    if not isinstance(schema, dict): return text
+    enum = isinstance(schema.get('enum'), list)
+    if optional is None and not enum and 'default' not in schema: return text   # the schema states nothing prose could restate
     low = text.lower()   # a clause can go only when the schema states its fact: look for that clause's words first
     if not ((optional is True and 'optional' in low) or (optional is False and 'required' in low) or ('default' in schema and 'default' in low)
-            or (isinstance(schema.get('enum'), list) and regex.search(r'can\s+be|must\s+be|either|one\s+of|values', low))): return text
+            or (enum and _ENUM_WORDS.search(low))): return text
     while True:
         for spot in _SPOTS:
             m = next((m for m in spot.finditer(text, overlapped=True)
@@ -563,6 +565,12 @@ def singular(word: str) -> str:
     return word
 
 # %% ../nbs/25_toolschema.ipynb #76449b0d
+@lru_cache(maxsize=8192)
+def _singulars(words: frozenset) -> frozenset:
+    "`singular` of each word of a word set (`_content_words`), cached: the same property and tool names recur."
+    return frozenset(map(singular, words))
+
+# %% ../nbs/25_toolschema.ipynb #2188ceed
 _TYPE_WORDS = {'boolean': 'boolean whether', 'integer': 'integer number', 'number': 'number', 'array': 'array list',
                'string': 'string', 'object': 'object', 'null': 'null'}
 _SETTER_WORDS = frozenset('set sets specify specifies'.split())
@@ -570,14 +578,14 @@ _UNREAD = LazyPattern(r'[\p{M}\p{Cn}\p{Co}]')   # marks, unassigned and private-
 
 def restates_name(text: str, name: str, tool: str = '', type_=None) -> bool:
     "Whether a property's description (text) says nothing but the property `name`, the `tool` name and its JSON `type_`: every content word is one of theirs or a setter verb (*set*, *specify*); an empty description too. A description holding a character our words cannot read (a combining mark, an unassigned or private-use code point) is never called a restatement: over-keep."
-    if _UNREAD.search(text): return False
+    if not text.isascii() and _UNREAD.search(text): return False    # ASCII holds no mark, unassigned or private-use character
     left = _content_words(text) - _SETTER_WORDS - _content_words(name)     # cached word sets: most descriptions stop here
     if left:
         types = [type_] if isinstance(type_, str) else type_ if isinstance(type_, list) else []
         left -= _content_words(' '.join(_TYPE_WORDS.get(t, t) for t in types if isinstance(t, str)))
     if not left or left <= _content_words(tool): return True
-    known = {singular(w) for w in _content_words(name) | _content_words(tool)}
-    return {singular(w) for w in left} <= known
+    known = _singulars(_content_words(name)) | _singulars(_content_words(tool))
+    return all(singular(w) in known for w in left)
 
 # %% ../nbs/25_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
