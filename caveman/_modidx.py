@@ -1558,6 +1558,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'caveman.toolschema._strip_envelope': ('toolschema.html#_strip_envelope', 'caveman/toolschema.py'),
                                     'caveman.toolschema._strip_schema': ('toolschema.html#_strip_schema', 'caveman/toolschema.py'),
                                     'caveman.toolschema._typed_number': ('toolschema.html#_typed_number', 'caveman/toolschema.py'),
+                                    'caveman.toolschema._unit_in_ascii': ('toolschema.html#_unit_in_ascii', 'caveman/toolschema.py'),
                                     'caveman.toolschema._units': ('toolschema.html#_units', 'caveman/toolschema.py'),
                                     'caveman.toolschema._unpercent': ('toolschema.html#_unpercent', 'caveman/toolschema.py'),
                                     'caveman.toolschema._unquote': ('toolschema.html#_unquote', 'caveman/toolschema.py'),

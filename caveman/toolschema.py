@@ -325,15 +325,24 @@ def _mentions(text: str, names) -> bool:
     return bool(pattern and pattern.search(text))
 
 # %% ../nbs/25_toolschema.ipynb #de86d121
-_UNIT = LazyPattern(r"""(?<![\p{L}\p{N}])(?:celsius|fahrenheit|kelvin|utc|gmt|[kmgt]i?b|bytes?|octets?|kibi\w*|mebi\w*|gibi\w*|kilo\w*|mega\w*|giga\w*
+_UNIT_ASCII_WORDS = r"""celsius|fahrenheit|kelvin|utc|gmt|[kmgt]i?b|bytes?|octets?|kibi\w*|mebi\w*|gibi\w*|kilo\w*|mega\w*|giga\w*
   |milli\w*|micro\w*|nano\w*|seconds?|minutes?|hours?|ms|sekunde\w*|stunde\w*|secondes?|heures?|segundos?|minutos?|horas?
-  |секунд\w*|минут\w*|час(?:а|ов)?|байт\w*|кило\w*|киби\w*|мега\w*|цельси\w*|градус\w*|percent|prozent|pourcent|por\s?ciento|процент\w*
-  |pixels?|px|пиксел\w*|meters?|metres?|mètres?|metros?|метр\w*|km|miles?|utf-?8|ascii|iso[-\s]?8601|epoch|json|csv|markdown|html|xml|yaml)(?![\p{L}\p{N}])
-  |[%‰°℃℉]|字节|千字节|分钟|小时|毫秒|像素|公里|摄氏|华氏|バイト|ミリ秒|ピクセル|メートル|摂氏|바이트|밀리초|픽셀|미터|섭씨|KiB|MiB|GiB""", regex.I | regex.X)
+  |percent|prozent|pourcent|por\s?ciento|pixels?|px|meters?|metres?|metros?|km|miles?|utf-?8|ascii|iso[-\s]?8601|epoch|json|csv|markdown|html|xml|yaml"""
+_UNIT_OTHER_WORDS = r"""секунд\w*|минут\w*|час(?:а|ов)?|байт\w*|кило\w*|киби\w*|мега\w*|цельси\w*|градус\w*|процент\w*|пиксел\w*|mètres?|метр\w*"""
+_UNIT_ANYWHERE = 'KiB|MiB|GiB'   # also inside a word
+_UNIT = LazyPattern(rf"""(?<![\p{{L}}\p{{N}}])(?:{_UNIT_ASCII_WORDS}|{_UNIT_OTHER_WORDS})(?![\p{{L}}\p{{N}}])
+  |[%‰°℃℉]|字节|千字节|分钟|小时|毫秒|像素|公里|摄氏|华氏|バイト|ミリ秒|ピクセル|メートル|摂氏|바이트|밀리초|픽셀|미터|섭씨|{_UNIT_ANYWHERE}""", regex.I | regex.X)
 
 def _has_structure(text: str, names) -> bool:
     "A number, a unit (any of de/en/es/fr/ru/zh/ja/ko), a format pattern, a quoted literal or a parameter name in `text`."
-    return bool(_NUMBER.search(text) or _UNIT.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
+    unit = _unit_in_ascii() if text.isascii() else _UNIT
+    return bool(_NUMBER.search(text) or unit.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
+
+# %% ../nbs/25_toolschema.ipynb #f035de78
+@lru_cache(maxsize=1)
+def _unit_in_ascii():
+    "`_UNIT` for ASCII text only, compiled with `re` at first use."
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{_UNIT_ASCII_WORDS})(?![A-Za-z0-9])|%|{_UNIT_ANYWHERE}", re.I | re.X | re.A)
 
 # %% ../nbs/25_toolschema.ipynb #9671a91e
 def is_fact(unit: str, names=()) -> bool:
@@ -778,10 +787,11 @@ def property_description(text: str, schema: dict, optional, names: frozenset) ->
 
 # %% ../nbs/25_toolschema.ipynb #e92588f0
 _MAY_HEAD_ARGS = LazyPattern(r'arg|param|input|参数|引数|パラメータ|매개변수|인자', regex.I)
+_MAY_HEAD_ARGS_ASCII = lambda low: 'arg' in low or 'param' in low or 'input' in low   # the same test on lower-cased ASCII text, without a regex scan
 
 def tool_description(text: str, names: frozenset, params: dict) -> str:
     "`reduce_description(text, names=names, params=params)` (`names` must include the keys of `params`), cached unless the text may hold an `Args:` section."
-    if _MAY_HEAD_ARGS.search(text): return reduce_description(text, names=names, params=params)
+    if (_MAY_HEAD_ARGS_ASCII(text.lower()) if text.isascii() else _MAY_HEAD_ARGS.search(text)): return reduce_description(text, names=names, params=params)
     key = (text, 'tool', names)
     got = _DESCRIPTION_CACHE.get(key)
     if got is None:
