@@ -384,11 +384,14 @@ def _starts_sentence(c: str) -> bool: return c.isupper() or bool(_CJK_LETTER.mat
 _OPENERS = '¡¿«“‘"\'(「『'
 
 # %% ../nbs/25_toolschema.ipynb #196ea834
+_SENTENCE_STOP = re.compile(r'\.(?=[ \t\n\r\v\f])|[。！？]')   # a dot before `_WS`, or one of `_CJK_STOPS`
+
 def split_sentences(text: str) -> list[str]:
     "Sentences of `text`: split at `.` + whitespace + an uppercase or CJK letter unless the word before the dot is an abbreviation, and after `。！？` (reference §8.3)."
     out, start, i, n = [], 0, 0, len(text)
-    while i < n:
-        if text[i] == '.' and i + 1 < n and text[i + 1] in _WS:
+    while (m := _SENTENCE_STOP.search(text, i)):
+        i = m.start()
+        if text[i] == '.':
             j = i + 1
             while j < n and text[j] in _WS: j += 1
             k = j
@@ -397,7 +400,7 @@ def split_sentences(text: str) -> list[str]:
                 out.append(text[start:i + 1])
                 start = i = j
                 continue
-        elif text[i] in _CJK_STOPS:
+        else:
             j = i + 1
             while j < n and (text[j] in _WS or text[j] in _CJK_STOPS or text[j] in '」』）)'): j += 1
             if j < n:
@@ -695,18 +698,22 @@ def _dialect(uri) -> int | None:
     return _DIALECTS.get(u) or _DIALECTS.get(u.replace('https://', 'http://', 1)) or _DIALECTS.get(u.replace('http://', 'https://', 1))
 
 # %% ../nbs/25_toolschema.ipynb #a920836c
+_NOT_SUBSCHEMAS = frozenset({'enum', 'const', 'default', 'examples', 'example', 'required', 'type'})
+
 def _differing(schema, old: bool) -> bool:
-    "Whether the schema object tree uses a keyword whose meaning differs between its (old: pre-2020) dialect and 2020-12."
-    if isinstance(schema, list): return any(_differing(v, old) for v in schema)
-    if not isinstance(schema, dict): return False
-    if isinstance(schema.get('items'), list) or 'additionalItems' in schema or 'dependencies' in schema or '$recursiveRef' in schema: return True
-    if old and _NEW_IN_2019 & schema.keys(): return True
-    if old and '$ref' in schema and set(schema) - _REF_SIBLINGS_OK: return True
-    for k, v in schema.items():
-        if k in ('enum', 'const', 'default', 'examples', 'example', 'required', 'type'): continue
-        if k in NAME_MAPS and isinstance(v, dict):
-            if any(_differing(sub, old) for sub in v.values()): return True
-        elif isinstance(v, (dict, list)) and _differing(v, old): return True
+    "Whether the schema object tree uses a keyword whose meaning differs between its (old: pre-2020) dialect and 2020-12; one walk with a stack, no recursion."
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list): stack.extend(node); continue
+        if not isinstance(node, dict): continue
+        if isinstance(node.get('items'), list) or 'additionalItems' in node or 'dependencies' in node or '$recursiveRef' in node: return True
+        if old and _NEW_IN_2019 & node.keys(): return True
+        if old and '$ref' in node and set(node) - _REF_SIBLINGS_OK: return True
+        for k, v in node.items():
+            if k in _NOT_SUBSCHEMAS or not isinstance(v, (dict, list)): continue
+            if k in NAME_MAPS and isinstance(v, dict): stack.extend(v.values())
+            else: stack.append(v)
     return False
 
 # %% ../nbs/25_toolschema.ipynb #90508a33
