@@ -1437,6 +1437,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.shrink.Report.tokens_before': ('shrink.html#report.tokens_before', 'caveman/shrink.py'),
                                 'caveman.shrink.ToolLint': ('shrink.html#toollint', 'caveman/shrink.py'),
                                 'caveman.shrink.ToolLint.ratio': ('shrink.html#toollint.ratio', 'caveman/shrink.py'),
+                                'caveman.shrink._compact_parse': ('shrink.html#_compact_parse', 'caveman/shrink.py'),
                                 'caveman.shrink._fatal': ('shrink.html#_fatal', 'caveman/shrink.py'),
                                 'caveman.shrink._line': ('shrink.html#_line', 'caveman/shrink.py'),
                                 'caveman.shrink._no_tools_note': ('shrink.html#_no_tools_note', 'caveman/shrink.py'),

@@ -215,9 +215,10 @@ def _alternatives(words: str) -> list[str]:
 
 # %% ../nbs/25_toolschema.ipynb #5c21f7b1
 _ALTS = _alternatives(_LATIN_FACT_WORDS)
-_SINGLE = frozenset(a for a in _ALTS if regex.fullmatch(r'\p{L}+', a))
-_STEMS = tuple(a[:-3] for a in _ALTS if regex.fullmatch(r'\p{L}+\\w\*', a))
-_OTHER = [a for a in _ALTS if a not in _SINGLE and not regex.fullmatch(r'\p{L}+\\w\*', a)]
+_is_stem = lambda a: a.endswith('\\w*') and a[:-3].isalpha()   # a word then `\w*` (`str.isalpha`: every character a letter, as `\p{L}+`)
+_SINGLE = frozenset(a for a in _ALTS if a.isalpha())
+_STEMS = tuple(a[:-3] for a in _ALTS if _is_stem(a))
+_OTHER = [a for a in _ALTS if a not in _SINGLE and not _is_stem(a)]
 _OTHER_WORDS = LazyPattern(r'(?<![\p{L}\p{N}_])(?:' + '|'.join(_OTHER) + r')(?![\p{L}\p{N}_])', regex.I | regex.X | regex.V0)
 _CJK_WORDS = LazyPattern('|'.join(map(regex.escape, _CJK_FACT_WORDS)))
 _WORD = LazyPattern(r'[\p{L}\p{N}_]+')
