@@ -1537,6 +1537,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                     'caveman.toolschema._dump_str': ('toolschema.html#_dump_str', 'caveman/toolschema.py'),
                                     'caveman.toolschema._dumps_slow': ('toolschema.html#_dumps_slow', 'caveman/toolschema.py'),
                                     'caveman.toolschema._examples': ('toolschema.html#_examples', 'caveman/toolschema.py'),
+                                    'caveman.toolschema._filler_known': ('toolschema.html#_filler_known', 'caveman/toolschema.py'),
+                                    'caveman.toolschema._filler_shape': ('toolschema.html#_filler_shape', 'caveman/toolschema.py'),
                                     'caveman.toolschema._further_clause': ('toolschema.html#_further_clause', 'caveman/toolschema.py'),
                                     'caveman.toolschema._has_structure': ('toolschema.html#_has_structure', 'caveman/toolschema.py'),
                                     'caveman.toolschema._literal_end': ('toolschema.html#_literal_end', 'caveman/toolschema.py'),

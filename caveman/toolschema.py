@@ -358,13 +358,18 @@ _GREETING = LazyPattern(r"""^[\W_]*(?:hello|hi|hey|thanks?|thank\s+you|enjoy|hav
   |привет|спасибо|удачи|приятного\s+\w+|こんにちは|ありがとう\w*|お楽しみください|你好|谢谢|祝你?\w{0,6}愉快|안녕하세요|감사합니다|즐기세요)
   (?![\p{L}\p{N}])""", regex.I | regex.X)
 
-def is_filler(unit: str, names=()) -> bool:
-    "Whether a unit is proven to state nothing an agent needs: praise (`is_marketing`) that is no fact, a greeting or sign-off (at most 60 characters, ending in `!` or of at most 3 words) that is no fact, or no letter or digit at all."
-    if not regex.search(r'[\p{L}\p{N}]', unit): return True
+_LETTER_OR_DIGIT = LazyPattern(r'[\p{L}\p{N}]')
+
+def _filler_shape(unit: str) -> bool:
+    "For a unit that is no fact: whether it is praise (`is_marketing`) or a greeting or sign-off (at most 60 characters, ending in `!` or of at most 3 words), example literals aside."
     text = _without_examples(unit)
-    if is_fact(unit, names): return False
     greeting = len(text) <= 60 and _GREETING.match(text) and (text.rstrip().endswith(('!', '！', '~')) or len(_WORD.findall(text)) <= 3)
     return is_marketing(text) or bool(greeting)
+
+def is_filler(unit: str, names=()) -> bool:
+    "Whether a unit is proven to state nothing an agent needs: praise (`is_marketing`) that is no fact, a greeting or sign-off (at most 60 characters, ending in `!` or of at most 3 words) that is no fact, or no letter or digit at all."
+    if not _LETTER_OR_DIGIT.search(unit): return True
+    return not is_fact(unit, names) and _filler_shape(unit)
 
 # %% ../nbs/25_toolschema.ipynb #4b2bc952
 ABBREVIATIONS = frozenset('eg ie etc vs cf al viz resp approx no fig figs dr mr mrs ms prof sr jr st inc ltd corp co dept est'.split())
@@ -621,6 +626,11 @@ def _units(lines) -> list[dict]:
             units.append(u)
     return units
 
+# %% ../nbs/25_toolschema.ipynb #e6631124
+def _filler_known(u: dict) -> bool:
+    "`is_filler(u['text'], names)` for a unit of `_units` whose `fact` (`is_fact(u['text'], names)`) is set."
+    return not _LETTER_OR_DIGIT.search(u['text']) or not u['fact'] and _filler_shape(u['text'])
+
 # %% ../nbs/25_toolschema.ipynb #30d0bdc9
 def reduce_description(text: str, names=(), params: dict | None = None) -> str:
     "A description tidied (Markdown decoration, blank lines, extra spaces gone, example literals whose keys the schema names dropped); if longer than 160 UTF-8 bytes, its lead (<= 100 bytes unless a fact) and every unit that is not proven filler (`is_filler`; an item under a filler header is filler), in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
@@ -638,14 +648,14 @@ def reduce_description(text: str, names=(), params: dict | None = None) -> str:
         h = u['parent']
         if h is not None and not h['item'] and _ARGS_HEADER.match(h['text']):   # an Args: item: kept unless it restates the schema
             u['keep'] = bool(_ARG_ITEM.match(u['text'])) and not restates_schema(u['text'], params) or u['fact'] and not _ARG_ITEM.match(u['text'])
-        else: u['keep'] = u['fact'] or not (is_filler(u['text'], names) or h is not None and h['header'] and is_filler(h['text'], names))
+        else: u['keep'] = u['fact'] or not (_filler_known(u) or h is not None and h['header'] and _filler_known(h))
     units[0]['keep'] = True
     for u in reversed(units):           # context: what a kept unit refers back to, transitively
         if u['keep'] and u['parent'] is not None: u['parent']['keep'] = True
     for u in units[1:]:   # a unit left without a letter or digit once its example literals go says nothing: it goes (idempotence)
         if u['keep']:
             u['text'] = strip_schema_examples(u['text'], names)
-            u['keep'] = bool(regex.search(r'[\p{L}\p{N}]', u['text']))
+            u['keep'] = bool(_LETTER_OR_DIGIT.search(u['text']))
     units[0]['text'] = strip_schema_examples(units[0]['text'], names)
     lead = units[0]['text']
     if not units[0]['fact']: units[0]['text'] = cap_lead(lead)
