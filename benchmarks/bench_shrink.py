@@ -82,16 +82,23 @@ def catalogs() -> dict[str, bytes]:
     return out
 
 
+def forget_cached():
+    "Empty every cache of `caveman.toolschema`: the description cache and each `lru_cache` (what they hold was computed with every rule on)."
+    toolschema._DESCRIPTION_CACHE.clear()
+    for v in vars(toolschema).values():
+        if hasattr(v, 'cache_clear'): v.cache_clear()
+
+
 @contextmanager
 def patched(**attrs):
     "Temporarily replace attributes of `caveman.toolschema` (one rule switched off)."
     old = {k: getattr(toolschema, k) for k in attrs}
     for k, v in attrs.items(): setattr(toolschema, k, v)
-    toolschema._DESCRIPTION_CACHE.clear()      # reductions cached with every rule on
+    forget_cached()
     try: yield
     finally:
         for k, v in old.items(): setattr(toolschema, k, v)
-        toolschema._DESCRIPTION_CACHE.clear()
+        forget_cached()
 
 
 RULES = {   # rule -> the patch that switches it off

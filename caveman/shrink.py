@@ -38,17 +38,25 @@ def opened_store(store: 'ccr.Store | str | None' = None):
     finally: s.close()
 
 # %% ../nbs/41_shrink.ipynb #07ceb2f4
-def shrink(catalog: bytes | str, store: 'ccr.Store | str | None' = None, counter: Counter | None = None) -> tuple[bytes, Result]:
+def _compact_parse(data: bytes) -> tuple | None:
+    "`(parsed value, compact UTF-8 bytes)` of `data` when it is exactly one JSON value (`compact_json`, keeping the parse), else None."
+    try: doc = loads_typed(data); return doc, dumps_compact(doc).encode('utf-8')
+    except (ValueError, RecursionError): return None
+
+# %% ../nbs/41_shrink.ipynb #52a50326
+def shrink(catalog: bytes | str, store: 'ccr.Store | str | None' = None, counter: Counter | None = None, *,
+           parsed: tuple | None = None) -> tuple[bytes, Result]:
     """`(output bytes, Result)` for a tool catalog (bytes, or str as UTF-8): the toolschema compressor via the engine, tokens counted on
     compact JSON on both sides; the original committed to `store` first. Not JSON / not smaller -> the input byte-identical, ratio 0, no
-    handle. Raises `RecoveryStoreError` (`.result` = the pass-through) when the store fails (reference §8.1, SPEC §10, §14.6)."""
+    handle. `parsed`: `_compact_parse` of the catalog's bytes when the caller has it (None: parsed here). Raises `RecoveryStoreError`
+    (`.result` = the pass-through) when the store fails (reference §8.1, SPEC §10, §14.6)."""
     data = as_bytes(catalog)
     engine = Engine(None, counter)
-    try: doc = loads_typed(data); compact = dumps_compact(doc).encode('utf-8')      # `compact_json`, keeping the parse
-    except (ValueError, RecursionError): compact = None
-    if compact is None:
+    if parsed is None: parsed = _compact_parse(data)
+    if parsed is None:
         res = engine.compress(data, mode='record', type=SHRINK_TYPE)
         return data, res
+    doc, compact = parsed
     remember_parsed(compact, doc)          # the compressor takes this parse instead of parsing the compact form again
     try: res = engine.compress(compact, type=SHRINK_TYPE, external_recovery=True)
     finally: remember_parsed(b'', None)
@@ -187,9 +195,10 @@ def not_json_reason(data: bytes) -> str | None:
     return 'not valid JSON'
 
 # %% ../nbs/41_shrink.ipynb #dd647832
-def _no_tools_note(data: bytes) -> str:
-    "`passed through: no named tools found` (or `unsupported catalog shape`) when JSON `data` holds no tool to shrink, else ''."
-    try: extract_tools(data)
+def _no_tools_note(data: bytes, doc=...) -> str:
+    "`passed through: no named tools found` (or `unsupported catalog shape`) when JSON `data` holds no tool to shrink, else ''; `doc`: `data` parsed, when the caller has it."
+    if isinstance(doc, str): return 'passed through: unsupported catalog shape'   # a JSON string: never read again as JSON text
+    try: extract_tools(data if doc is ... else doc)
     except ValueError as e: return f'passed through: {e}'
     except RecursionError: return ''
     return ''
@@ -198,16 +207,17 @@ def _no_tools_note(data: bytes) -> str:
 def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
-    why = not_json_reason(data)
-    if why: return _fatal(stderr, 'cave_invalid_catalog', f"shrink {'stdin' if path in (None, '-') else path}: {why}")
+    parsed = _compact_parse(data)      # once: the check, the shrink and the note share it
+    if parsed is None:
+        return _fatal(stderr, 'cave_invalid_catalog', f"shrink {'stdin' if path in (None, '-') else path}: {not_json_reason(data)}")
     if store is None and ccr.default_path(create=False) == ':memory:':   # CAVEMAN_CCR_DB=:memory: ends with this process
         out, note = data, {'ratio': 0, 'basis': 'inferred', 'note': 'passed through: the recovery store is in memory and ends '
                                                                       'with this command, so nothing lossy is published'}
         stdout.write(out); stdout.flush(); _line(stderr, note)
         return 0
     try:
-        out, res = shrink(data, store)
-        note = report_line(res, _no_tools_note(data) if res.ratio == 0 else '')
+        out, res = shrink(data, store, parsed=parsed)
+        note = report_line(res, _no_tools_note(data, parsed[0]) if res.ratio == 0 else '')
     except RecoveryStoreError as e: out, note = data, report_line(e.result, f'passed through: {e}')
     except Exception as e: out, note = data, {'ratio': 0, 'basis': 'inferred', 'note': f'passed through: {e}'}
     stdout.write(out); stdout.flush()

@@ -215,9 +215,10 @@ def _alternatives(words: str) -> list[str]:
 
 # %% ../nbs/25_toolschema.ipynb #5c21f7b1
 _ALTS = _alternatives(_LATIN_FACT_WORDS)
-_SINGLE = frozenset(a for a in _ALTS if regex.fullmatch(r'\p{L}+', a))
-_STEMS = tuple(a[:-3] for a in _ALTS if regex.fullmatch(r'\p{L}+\\w\*', a))
-_OTHER = [a for a in _ALTS if a not in _SINGLE and not regex.fullmatch(r'\p{L}+\\w\*', a)]
+_is_stem = lambda a: a.endswith('\\w*') and a[:-3].isalpha()   # a word then `\w*` (`str.isalpha`: every character a letter, as `\p{L}+`)
+_SINGLE = frozenset(a for a in _ALTS if a.isalpha())
+_STEMS = tuple(a[:-3] for a in _ALTS if _is_stem(a))
+_OTHER = [a for a in _ALTS if a not in _SINGLE and not _is_stem(a)]
 _OTHER_WORDS = LazyPattern(r'(?<![\p{L}\p{N}_])(?:' + '|'.join(_OTHER) + r')(?![\p{L}\p{N}_])', regex.I | regex.X | regex.V0)
 _CJK_WORDS = LazyPattern('|'.join(map(regex.escape, _CJK_FACT_WORDS)))
 _WORD = LazyPattern(r'[\p{L}\p{N}_]+')
@@ -325,15 +326,24 @@ def _mentions(text: str, names) -> bool:
     return bool(pattern and pattern.search(text))
 
 # %% ../nbs/25_toolschema.ipynb #de86d121
-_UNIT = LazyPattern(r"""(?<![\p{L}\p{N}])(?:celsius|fahrenheit|kelvin|utc|gmt|[kmgt]i?b|bytes?|octets?|kibi\w*|mebi\w*|gibi\w*|kilo\w*|mega\w*|giga\w*
+_UNIT_ASCII_WORDS = r"""celsius|fahrenheit|kelvin|utc|gmt|[kmgt]i?b|bytes?|octets?|kibi\w*|mebi\w*|gibi\w*|kilo\w*|mega\w*|giga\w*
   |milli\w*|micro\w*|nano\w*|seconds?|minutes?|hours?|ms|sekunde\w*|stunde\w*|secondes?|heures?|segundos?|minutos?|horas?
-  |секунд\w*|минут\w*|час(?:а|ов)?|байт\w*|кило\w*|киби\w*|мега\w*|цельси\w*|градус\w*|percent|prozent|pourcent|por\s?ciento|процент\w*
-  |pixels?|px|пиксел\w*|meters?|metres?|mètres?|metros?|метр\w*|km|miles?|utf-?8|ascii|iso[-\s]?8601|epoch|json|csv|markdown|html|xml|yaml)(?![\p{L}\p{N}])
-  |[%‰°℃℉]|字节|千字节|分钟|小时|毫秒|像素|公里|摄氏|华氏|バイト|ミリ秒|ピクセル|メートル|摂氏|바이트|밀리초|픽셀|미터|섭씨|KiB|MiB|GiB""", regex.I | regex.X)
+  |percent|prozent|pourcent|por\s?ciento|pixels?|px|meters?|metres?|metros?|km|miles?|utf-?8|ascii|iso[-\s]?8601|epoch|json|csv|markdown|html|xml|yaml"""
+_UNIT_OTHER_WORDS = r"""секунд\w*|минут\w*|час(?:а|ов)?|байт\w*|кило\w*|киби\w*|мега\w*|цельси\w*|градус\w*|процент\w*|пиксел\w*|mètres?|метр\w*"""
+_UNIT_ANYWHERE = 'KiB|MiB|GiB'   # also inside a word
+_UNIT = LazyPattern(rf"""(?<![\p{{L}}\p{{N}}])(?:{_UNIT_ASCII_WORDS}|{_UNIT_OTHER_WORDS})(?![\p{{L}}\p{{N}}])
+  |[%‰°℃℉]|字节|千字节|分钟|小时|毫秒|像素|公里|摄氏|华氏|バイト|ミリ秒|ピクセル|メートル|摂氏|바이트|밀리초|픽셀|미터|섭씨|{_UNIT_ANYWHERE}""", regex.I | regex.X)
 
 def _has_structure(text: str, names) -> bool:
     "A number, a unit (any of de/en/es/fr/ru/zh/ja/ko), a format pattern, a quoted literal or a parameter name in `text`."
-    return bool(_NUMBER.search(text) or _UNIT.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
+    unit = _unit_in_ascii() if text.isascii() else _UNIT
+    return bool(_NUMBER.search(text) or unit.search(text) or _FORMAT_PATTERN.search(text) or _QUOTED.search(text) or _mentions(text, names))
+
+# %% ../nbs/25_toolschema.ipynb #f035de78
+@lru_cache(maxsize=1)
+def _unit_in_ascii():
+    "`_UNIT` for ASCII text only, compiled with `re` at first use."
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{_UNIT_ASCII_WORDS})(?![A-Za-z0-9])|%|{_UNIT_ANYWHERE}", re.I | re.X | re.A)
 
 # %% ../nbs/25_toolschema.ipynb #9671a91e
 def is_fact(unit: str, names=()) -> bool:
@@ -348,13 +358,18 @@ _GREETING = LazyPattern(r"""^[\W_]*(?:hello|hi|hey|thanks?|thank\s+you|enjoy|hav
   |привет|спасибо|удачи|приятного\s+\w+|こんにちは|ありがとう\w*|お楽しみください|你好|谢谢|祝你?\w{0,6}愉快|안녕하세요|감사합니다|즐기세요)
   (?![\p{L}\p{N}])""", regex.I | regex.X)
 
-def is_filler(unit: str, names=()) -> bool:
-    "Whether a unit is proven to state nothing an agent needs: praise (`is_marketing`) that is no fact, a greeting or sign-off (at most 60 characters, ending in `!` or of at most 3 words) that is no fact, or no letter or digit at all."
-    if not regex.search(r'[\p{L}\p{N}]', unit): return True
+_LETTER_OR_DIGIT = LazyPattern(r'[\p{L}\p{N}]')
+
+def _filler_shape(unit: str) -> bool:
+    "For a unit that is no fact: whether it is praise (`is_marketing`) or a greeting or sign-off (at most 60 characters, ending in `!` or of at most 3 words), example literals aside."
     text = _without_examples(unit)
-    if is_fact(unit, names): return False
     greeting = len(text) <= 60 and _GREETING.match(text) and (text.rstrip().endswith(('!', '！', '~')) or len(_WORD.findall(text)) <= 3)
     return is_marketing(text) or bool(greeting)
+
+def is_filler(unit: str, names=()) -> bool:
+    "Whether a unit is proven to state nothing an agent needs: praise (`is_marketing`) that is no fact, a greeting or sign-off (at most 60 characters, ending in `!` or of at most 3 words) that is no fact, or no letter or digit at all."
+    if not _LETTER_OR_DIGIT.search(unit): return True
+    return not is_fact(unit, names) and _filler_shape(unit)
 
 # %% ../nbs/25_toolschema.ipynb #4b2bc952
 ABBREVIATIONS = frozenset('eg ie etc vs cf al viz resp approx no fig figs dr mr mrs ms prof sr jr st inc ltd corp co dept est'.split())
@@ -375,11 +390,14 @@ def _starts_sentence(c: str) -> bool: return c.isupper() or bool(_CJK_LETTER.mat
 _OPENERS = '¡¿«“‘"\'(「『'
 
 # %% ../nbs/25_toolschema.ipynb #196ea834
+_SENTENCE_STOP = re.compile(r'\.(?=[ \t\n\r\v\f])|[。！？]')   # a dot before `_WS`, or one of `_CJK_STOPS`
+
 def split_sentences(text: str) -> list[str]:
     "Sentences of `text`: split at `.` + whitespace + an uppercase or CJK letter unless the word before the dot is an abbreviation, and after `。！？` (reference §8.3)."
     out, start, i, n = [], 0, 0, len(text)
-    while i < n:
-        if text[i] == '.' and i + 1 < n and text[i + 1] in _WS:
+    while (m := _SENTENCE_STOP.search(text, i)):
+        i = m.start()
+        if text[i] == '.':
             j = i + 1
             while j < n and text[j] in _WS: j += 1
             k = j
@@ -388,7 +406,7 @@ def split_sentences(text: str) -> list[str]:
                 out.append(text[start:i + 1])
                 start = i = j
                 continue
-        elif text[i] in _CJK_STOPS:
+        else:
             j = i + 1
             while j < n and (text[j] in _WS or text[j] in _CJK_STOPS or text[j] in '」』）)'): j += 1
             if j < n:
@@ -504,7 +522,7 @@ _SPOTS = [LazyPattern(p, regex.I | regex.X) for p in (
     r"(?:^|(?<=[.!?]\s))(?P<sentence>[^.!?\n]{1,200}?)[.](?:\s+|$)",     # a whole sentence: Defaults to "info".
     r"^(?P<prefix>optional|required)\s*[:：.-]\s+")]                     # a prefix: Optional: source branch …
 
-_RESTATING = LazyPattern(r'optional|required|default|can\s+be|must\s+be|either|one\s+of|values', regex.I)   # in every clause `_CLAUSE` reads
+_ENUM_WORDS = LazyPattern(r'can\s+be|must\s+be|either|one\s+of|values')   # the words of an enum clause, in lower-cased text
 
 _CLAUSE_START = LazyPattern(r'optional|required|the\s+default|default|it\s|can\s|must\s|either\s|one\s+of|possible|allowed|valid', regex.I)
 
@@ -539,10 +557,12 @@ def _says_schema(part: str, schema: dict, optional) -> bool:
 # %% ../nbs/25_toolschema.ipynb #3c394f4a
 def drop_schema_restatements(text: str, schema: dict, optional: bool | None = None) -> str:
     "`text` (a property's description) without the clauses that only restate its `schema`: *optional* / *required* as `optional` (True/False; None: unknown) says, *default is X* where `default` is X, *can be a, b or c* where `enum` is exactly those. Idempotent."
-    if not isinstance(schema, dict) or not _RESTATING.search(text): return text
+    if not isinstance(schema, dict): return text
+    enum = isinstance(schema.get('enum'), list)
+    if optional is None and not enum and 'default' not in schema: return text   # the schema states nothing prose could restate
     low = text.lower()   # a clause can go only when the schema states its fact: look for that clause's words first
     if not ((optional is True and 'optional' in low) or (optional is False and 'required' in low) or ('default' in schema and 'default' in low)
-            or (isinstance(schema.get('enum'), list) and regex.search(r'can\s+be|must\s+be|either|one\s+of|values', low))): return text
+            or (enum and _ENUM_WORDS.search(low))): return text
     while True:
         for spot in _SPOTS:
             m = next((m for m in spot.finditer(text, overlapped=True)
@@ -563,6 +583,12 @@ def singular(word: str) -> str:
     return word
 
 # %% ../nbs/25_toolschema.ipynb #76449b0d
+@lru_cache(maxsize=8192)
+def _singulars(words: frozenset) -> frozenset:
+    "`singular` of each word of a word set (`_content_words`), cached: the same property and tool names recur."
+    return frozenset(map(singular, words))
+
+# %% ../nbs/25_toolschema.ipynb #2188ceed
 _TYPE_WORDS = {'boolean': 'boolean whether', 'integer': 'integer number', 'number': 'number', 'array': 'array list',
                'string': 'string', 'object': 'object', 'null': 'null'}
 _SETTER_WORDS = frozenset('set sets specify specifies'.split())
@@ -570,14 +596,14 @@ _UNREAD = LazyPattern(r'[\p{M}\p{Cn}\p{Co}]')   # marks, unassigned and private-
 
 def restates_name(text: str, name: str, tool: str = '', type_=None) -> bool:
     "Whether a property's description (text) says nothing but the property `name`, the `tool` name and its JSON `type_`: every content word is one of theirs or a setter verb (*set*, *specify*); an empty description too. A description holding a character our words cannot read (a combining mark, an unassigned or private-use code point) is never called a restatement: over-keep."
-    if _UNREAD.search(text): return False
+    if not text.isascii() and _UNREAD.search(text): return False    # ASCII holds no mark, unassigned or private-use character
     left = _content_words(text) - _SETTER_WORDS - _content_words(name)     # cached word sets: most descriptions stop here
     if left:
         types = [type_] if isinstance(type_, str) else type_ if isinstance(type_, list) else []
         left -= _content_words(' '.join(_TYPE_WORDS.get(t, t) for t in types if isinstance(t, str)))
     if not left or left <= _content_words(tool): return True
-    known = {singular(w) for w in _content_words(name) | _content_words(tool)}
-    return {singular(w) for w in left} <= known
+    known = _singulars(_content_words(name)) | _singulars(_content_words(tool))
+    return all(singular(w) in known for w in left)
 
 # %% ../nbs/25_toolschema.ipynb #1bc53f4e
 def _units(lines) -> list[dict]:
@@ -600,6 +626,11 @@ def _units(lines) -> list[dict]:
             units.append(u)
     return units
 
+# %% ../nbs/25_toolschema.ipynb #e6631124
+def _filler_known(u: dict) -> bool:
+    "`is_filler(u['text'], names)` for a unit of `_units` whose `fact` (`is_fact(u['text'], names)`) is set."
+    return not _LETTER_OR_DIGIT.search(u['text']) or not u['fact'] and _filler_shape(u['text'])
+
 # %% ../nbs/25_toolschema.ipynb #30d0bdc9
 def reduce_description(text: str, names=(), params: dict | None = None) -> str:
     "A description tidied (Markdown decoration, blank lines, extra spaces gone, example literals whose keys the schema names dropped); if longer than 160 UTF-8 bytes, its lead (<= 100 bytes unless a fact) and every unit that is not proven filler (`is_filler`; an item under a filler header is filler), in order. `names`: parameter names that mark a fact; `params`: the tool's `properties`, for `Args:` items. Idempotent."
@@ -617,14 +648,14 @@ def reduce_description(text: str, names=(), params: dict | None = None) -> str:
         h = u['parent']
         if h is not None and not h['item'] and _ARGS_HEADER.match(h['text']):   # an Args: item: kept unless it restates the schema
             u['keep'] = bool(_ARG_ITEM.match(u['text'])) and not restates_schema(u['text'], params) or u['fact'] and not _ARG_ITEM.match(u['text'])
-        else: u['keep'] = u['fact'] or not (is_filler(u['text'], names) or h is not None and h['header'] and is_filler(h['text'], names))
+        else: u['keep'] = u['fact'] or not (_filler_known(u) or h is not None and h['header'] and _filler_known(h))
     units[0]['keep'] = True
     for u in reversed(units):           # context: what a kept unit refers back to, transitively
         if u['keep'] and u['parent'] is not None: u['parent']['keep'] = True
     for u in units[1:]:   # a unit left without a letter or digit once its example literals go says nothing: it goes (idempotence)
         if u['keep']:
             u['text'] = strip_schema_examples(u['text'], names)
-            u['keep'] = bool(regex.search(r'[\p{L}\p{N}]', u['text']))
+            u['keep'] = bool(_LETTER_OR_DIGIT.search(u['text']))
     units[0]['text'] = strip_schema_examples(units[0]['text'], names)
     lead = units[0]['text']
     if not units[0]['fact']: units[0]['text'] = cap_lead(lead)
@@ -678,18 +709,22 @@ def _dialect(uri) -> int | None:
     return _DIALECTS.get(u) or _DIALECTS.get(u.replace('https://', 'http://', 1)) or _DIALECTS.get(u.replace('http://', 'https://', 1))
 
 # %% ../nbs/25_toolschema.ipynb #a920836c
+_NOT_SUBSCHEMAS = frozenset({'enum', 'const', 'default', 'examples', 'example', 'required', 'type'})
+
 def _differing(schema, old: bool) -> bool:
-    "Whether the schema object tree uses a keyword whose meaning differs between its (old: pre-2020) dialect and 2020-12."
-    if isinstance(schema, list): return any(_differing(v, old) for v in schema)
-    if not isinstance(schema, dict): return False
-    if isinstance(schema.get('items'), list) or 'additionalItems' in schema or 'dependencies' in schema or '$recursiveRef' in schema: return True
-    if old and _NEW_IN_2019 & schema.keys(): return True
-    if old and '$ref' in schema and set(schema) - _REF_SIBLINGS_OK: return True
-    for k, v in schema.items():
-        if k in ('enum', 'const', 'default', 'examples', 'example', 'required', 'type'): continue
-        if k in NAME_MAPS and isinstance(v, dict):
-            if any(_differing(sub, old) for sub in v.values()): return True
-        elif isinstance(v, (dict, list)) and _differing(v, old): return True
+    "Whether the schema object tree uses a keyword whose meaning differs between its (old: pre-2020) dialect and 2020-12; one walk with a stack, no recursion."
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list): stack.extend(node); continue
+        if not isinstance(node, dict): continue
+        if isinstance(node.get('items'), list) or 'additionalItems' in node or 'dependencies' in node or '$recursiveRef' in node: return True
+        if old and _NEW_IN_2019 & node.keys(): return True
+        if old and '$ref' in node and set(node) - _REF_SIBLINGS_OK: return True
+        for k, v in node.items():
+            if k in _NOT_SUBSCHEMAS or not isinstance(v, (dict, list)): continue
+            if k in NAME_MAPS and isinstance(v, dict): stack.extend(v.values())
+            else: stack.append(v)
     return False
 
 # %% ../nbs/25_toolschema.ipynb #90508a33
@@ -770,10 +805,11 @@ def property_description(text: str, schema: dict, optional, names: frozenset) ->
 
 # %% ../nbs/25_toolschema.ipynb #e92588f0
 _MAY_HEAD_ARGS = LazyPattern(r'arg|param|input|参数|引数|パラメータ|매개변수|인자', regex.I)
+_MAY_HEAD_ARGS_ASCII = lambda low: 'arg' in low or 'param' in low or 'input' in low   # the same test on lower-cased ASCII text, without a regex scan
 
 def tool_description(text: str, names: frozenset, params: dict) -> str:
     "`reduce_description(text, names=names, params=params)` (`names` must include the keys of `params`), cached unless the text may hold an `Args:` section."
-    if _MAY_HEAD_ARGS.search(text): return reduce_description(text, names=names, params=params)
+    if (_MAY_HEAD_ARGS_ASCII(text.lower()) if text.isascii() else _MAY_HEAD_ARGS.search(text)): return reduce_description(text, names=names, params=params)
     key = (text, 'tool', names)
     got = _DESCRIPTION_CACHE.get(key)
     if got is None:
