@@ -49,7 +49,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('errno', ('= -1 e',), _ERRNO, (OUTPUT, PROSE, SOURCE)),
     ('exit', ('exit', 'returncode', 'return code', 'non-zero'), _EXIT, (OUTPUT, PROSE, SOURCE)),
     ('http', ('http/', 'status'), _HTTP, (OUTPUT, PROSE, SOURCE)),
-    ('summary', ('changed', 'insertion', 'deletion', 'passed', 'failed', 'error', 'skipped', 'warning', 'packages',
+    ('summary', ('changed', 'insertion', 'deletion', 'passed', 'failed', 'error', 'skipped', 'deselected', 'warning', 'package',
                  'successfully', 'upgraded', 'ran ', 'vulnerab'), _SUMMARY, (OUTPUT, PROSE, SOURCE)),
     ('failure', ('e   ',), _PYTEST_E, (OUTPUT, PROSE, SOURCE)),
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _LOUD, (PROSE,)),
