@@ -189,6 +189,41 @@ def floors(size: int = 1_000_000) -> list[str]:
         out.append(f'| {kind} | {what} | {p:.3f} / {c:.3f} | {p / c:.2f}x |')
     return out
 
+def _clear_caches():
+    "Empty every `functools` cache of caveman's modules (a parse shared by detection and a compressor is made again)."
+    for name, mod in list(sys.modules.items()):
+        if name.startswith('caveman'):
+            for v in list(vars(mod).values()):
+                if callable(getattr(v, 'cache_clear', None)): v.cache_clear()
+
+def splits(size: int = 1_000_000) -> list[str]:
+    "Every type's engine CPU at `size` bytes split into detection, the compressor and the engine's own counts (input on a worker thread, view read off it), against caveman's count of the same text (CPU, best of 3, this process, caches emptied before each run): the rows a type's CPU ratio is made of."
+    from caveman import ccr
+    from caveman.detect import detect, unwrap
+    from caveman.engine import Engine, default_registry
+    from caveman.tokens import default_counter
+    counter = default_counter(); counter.count('warm up')
+    def cpu(f):
+        best = float('inf')
+        for _ in range(3):
+            _clear_caches(); t = time.process_time(); f(); best = min(best, time.process_time() - t)
+        return best
+    reg, out = default_registry(), []
+    for kind in KINDS:
+        data = build(kind, size); text = data.decode('utf-8', 'replace')
+        eng = Engine(ccr.open_store(':memory:'), counter=counter)
+        ctype = detect(unwrap(data)[0]); comp = reg[ctype]
+        view = eng.compress(data).output
+        def counts():
+            later = eng._count_later(data)
+            return eng._count_view(view, data, later), later()
+        c = cpu(lambda: counter.count(text))
+        d, k, n = cpu(lambda: detect(data)), cpu(lambda: comp(data, '')), cpu(counts)
+        e = cpu(lambda: Engine(ccr.open_store(':memory:'), counter=counter).compress(data))
+        out.append(f'| {kind} | {ctype} | {c:.3f} | {d / c:.2f}x | {k / c:.2f}x | {n / c:.2f}x | {(d + k + n) / c:.2f}x | {e / c:.2f}x |')
+        print(out[-1], file=sys.stderr, flush=True)
+    return out
+
 def run() -> str:
     sizes = [int(s) for s in os.environ.get('BENCH_SCALE_SIZES', ','.join(map(str, SIZES))).split(',')]
     kinds = [k for k in os.environ.get('BENCH_SCALE_TYPES', ','.join(KINDS)).split(',') if k]
@@ -222,6 +257,11 @@ def run() -> str:
                'A type\'s engine / count ratio cannot go below the sum of its rows: for YAML, the engine\'s own counts, detection, and libyaml\'s events with the one Python walk that reads them '
                '(notebook 16, "Cost on big files", gives the split of the rest and the memory floor).', '',
                '| payload | parse | parse / count (s) | ratio |', '|---|---|---:|---:|', *floors()]
+        md += ['', 'Where each type\'s engine CPU goes at 1 MB (CPU, best of 3, caches emptied before each run, against caveman\'s count of the same text): '
+               'detection, the compressor, and the engine\'s own counts (the payload, on a worker thread during the compressor, and the view, read off the payload\'s count where the view keeps its lines); '
+               'their sum, and one whole `Engine.compress` (memory store). The counts alone are at least 1x: the engine reports the payload\'s tokens.', '',
+               '| payload | detected | count (s) | detection | compressor | counts (input + view) | sum | engine |',
+               '|---|---|---:|---:|---:|---:|---:|---:|', *splits()]
     return '\n'.join(md)
 
 if __name__ == '__main__':
