@@ -772,6 +772,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect._LineCounts': ('detect.html#_linecounts', 'caveman/detect.py'),
                                 'caveman.detect._LineCounts.__getitem__': ('detect.html#_linecounts.__getitem__', 'caveman/detect.py'),
                                 'caveman.detect._LineCounts.__init__': ('detect.html#_linecounts.__init__', 'caveman/detect.py'),
+                                'caveman.detect._LineCounts.at_least': ('detect.html#_linecounts.at_least', 'caveman/detect.py'),
                                 'caveman.detect._LineCounts.prose': ('detect.html#_linecounts.prose', 'caveman/detect.py'),
                                 'caveman.detect._LineCounts.without': ('detect.html#_linecounts.without', 'caveman/detect.py'),
                                 'caveman.detect._aligned': ('detect.html#_aligned', 'caveman/detect.py'),
