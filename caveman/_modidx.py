@@ -821,6 +821,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect._statement_like': ('detect.html#_statement_like', 'caveman/detect.py'),
                                 'caveman.detect._status_lines': ('detect.html#_status_lines', 'caveman/detect.py'),
                                 'caveman.detect._table_share': ('detect.html#_table_share', 'caveman/detect.py'),
+                                'caveman.detect._test_run': ('detect.html#_test_run', 'caveman/detect.py'),
                                 'caveman.detect._yaml_extents': ('detect.html#_yaml_extents', 'caveman/detect.py'),
                                 'caveman.detect._yaml_shaped': ('detect.html#_yaml_shaped', 'caveman/detect.py'),
                                 'caveman.detect.bounded_sample': ('detect.html#bounded_sample', 'caveman/detect.py'),

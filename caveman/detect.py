@@ -427,6 +427,8 @@ def _block_bodies(framed: bytes) -> list[tuple[int, int]]:
     return spans
 
 # %% ../nbs/03_detect.ipynb #e275f016
+_CONFIG_STARTS = {name: re.compile(rb'\n(?=' + p.pattern[2:] + rb')') for name, p in _CONFIG_LINES.items()}
+
 class _LineCounts:
     "Lazily counted line classes of `framed`, leaving out the lines inside `spans`."
     def __init__(self, framed: bytes, spans=(), totals=None):
@@ -434,13 +436,17 @@ class _LineCounts:
     def __getitem__(self, name: str) -> int:
         if name not in self.seen:
             p = _CONFIG_LINES[name]
-            if name not in self.totals: self.totals[name] = sum(1 for _ in p.finditer(self.framed))   # no list of every line
+            if name not in self.totals: self.totals[name] = len(_CONFIG_STARTS[name].findall(self.framed))   # a list of one shared b'\n' per line
             self.seen[name] = self.totals[name] - sum(len(p.findall(self.framed[a:b] + b'\n')) for a, b in self.spans)
         return self.seen[name]
     def at_least(self, name: str, n: int) -> bool:
-        "`self[name] >= n`, without counting every line when no spans are left out and the count is not known yet."
+        "`self[name] >= n`, stopping at the n-th line when no spans are left out and the count is not known yet; a scan that reads to the end without reaching `n` keeps its exact count."
         if name in self.seen or name in self.totals or self.spans: return self[name] >= n
-        return _count_at_least(_CONFIG_LINES[name], self.framed, n)
+        found = 0
+        for found, _ in enumerate(_CONFIG_STARTS[name].finditer(self.framed), 1):
+            if found >= n: return True
+        self.totals[name] = found
+        return False
     def without(self, spans) -> '_LineCounts':
         "The same counts with the lines inside `spans` left out (totals are shared)."
         return _LineCounts(self.framed, spans, self.totals)
@@ -865,15 +871,22 @@ def _search_dominated(body: bytes, lines: int) -> bool:
     if lines < 6: return False
     return _count_at_least(_PATH_HIT, b'\n' + body, (lines + 1) // 2) or 2 * _heading_hits(body) >= lines
 
-# %% ../nbs/03_detect.ipynb #b67d53bf
+# %% ../nbs/03_detect.ipynb #7dbf6c00
 _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|failed|error|errors|skipped|xfailed|xpassed|warnings?|deselected)'
                        rb'(?:, )?)+ in [\d.]+s(?: \([\d:]+\))? =+|Ran \d+ tests? in [\d.]+s)\r?(?=\n)')
 
+def _test_run(body: bytes) -> bool:
+    "True when `body` holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`bytes.find`)."
+    if b'=' not in body: return False
+    if not (body[:1] == b'=' or body.startswith(b'Ran ') or b'\n=' in body or b'\nRan ' in body): return False
+    return _TEST_RUN.search(b'\n' + body + b'\n') is not None
+
+# %% ../nbs/03_detect.ipynb #b67d53bf
 def _is_log(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 4: return False
     if relax == 1 and _search_dominated(body, lines): return False      # relaxed (a sample's test): no veto
-    if b'=' in body and _TEST_RUN.search(b'\n' + body + b'\n'): return True
+    if _test_run(body): return True
     need = max(3, -(-lines // (2 * relax)))                              # half the lines; a `relax`-th of that
     framed, low, starts = b'\n' + body, body.lower(), set()
     cut = body.find(b'\n', len(body) * 3 // 5) + 1 or len(body)       # the first ~60%, ending at a line end
@@ -990,7 +1003,7 @@ def bounded_sample(body: bytes) -> bytes:
 
 # %% ../nbs/03_detect.ipynb #02627db4
 def _sampled_log(body: bytes) -> bool:
-    if len(body) >= SAMPLE_MIN_BYTES and not (b'=' in body and _TEST_RUN.search(b'\n' + body + b'\n')):
+    if len(body) >= SAMPLE_MIN_BYTES and not _test_run(body):
         if not _is_log(bounded_sample(body), relax=SAMPLE_RELAX): return False
     return _is_log(body)
 
