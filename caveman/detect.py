@@ -741,9 +741,9 @@ def _is_diff(body: bytes) -> bool:
 _CODE_ANYWHERE = (b'=>', b'className=', b'});')
 _CODE_STARTS = (b'import ', b'export ', b'package ', b'func ', b'def ', b'const ', b'#include', b'#!', b'//', b'/*')
 _CODE_LINE_STARTS = tuple(b'\n' + k for k in (b'import ', b'export ', b'package ', b'func ', b'def ', b'class ', b'const '))
-_HTML_CONTAINER = re.compile(rb'<(?:body|article|main|div|p)(?=[ \t\r\n/>])')
-_HTML_TAG = re.compile(rb'</?[a-z][a-z0-9-]*+(?=[ \t\r\n/>])' if sys.version_info >= (3, 11) else rb'</?[a-z][a-z0-9-]*(?=[ \t\r\n/>])')
-_HTML_CLOSE = re.compile(rb'</[a-z][a-z0-9-]*[ \t\r\n]*>')   # a closing tag: `</p>`, `</div >`
+_HTML_CONTAINER = re.compile(rb'<(?:body|article|main|div|p)(?=[ \t\r\n/>])', re.I)       # re.I on bytes folds ASCII only, as `bytes.lower`
+_HTML_TAG = re.compile(rb'</?[a-z][a-z0-9-]*+(?=[ \t\r\n/>])' if sys.version_info >= (3, 11) else rb'</?[a-z][a-z0-9-]*(?=[ \t\r\n/>])', re.I)
+_HTML_CLOSE = re.compile(rb'</[a-z][a-z0-9-]*[ \t\r\n]*>', re.I)   # a closing tag: `</p>`, `</DIV >`
 
 def _looks_like_code(t: bytes) -> bool:
     return t.startswith(_CODE_STARTS) or any(k in t for k in _CODE_ANYWHERE + _CODE_LINE_STARTS)
@@ -757,9 +757,8 @@ def _is_html(body: bytes) -> bool:
     head = t[decl.end():decl.end() + 64].lstrip(_WS) if decl else t
     if head[:14].lower().startswith((b'<!doctype html', b'<html')): return True
     if t.count(b'<') < 6: return False
-    low = t.lower()
-    if not _HTML_CONTAINER.search(low) or not _count_at_least(_HTML_TAG, low, 6): return False
-    if not _count_at_least(_HTML_CLOSE, low, 2): return False
+    if not _HTML_CONTAINER.search(t) or not _count_at_least(_HTML_TAG, t, 6): return False     # case-blind patterns: no lowered copy
+    if not _count_at_least(_HTML_CLOSE, t, 2): return False
     return not _looks_like_code(t)
 
 # %% ../nbs/03_detect.ipynb #d0147221
