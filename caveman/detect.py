@@ -497,7 +497,7 @@ _INI_CONTINUATION = re.compile(rb'[ \t]+[^ \t\r\n#;][^\n]*')        # an indente
 
 def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     "'yaml', 'toml' or 'ini' when the line classifier of reference §3.9 accepts `data` (YAML must also parse), else None; `block_scalars=False` is the reference's block-scalar veto. Lines inside a value that spans several lines (a TOML array or `\"\"\"` string, an INI continuation, a wrapped or quoted YAML scalar, a flow collection) count only when the file's own parser accepts it."
-    framed = b'\n' + data + b'\n'
+    framed = b''.join((b'\n', data, b'\n'))                 # one copy (`a + b + c` makes two, the first a temporary)
     c = _LineCounts(framed)
     if not c.at_least('key', 6) and not c.at_least('section', 2): return None   # before decoding: most texts stop here
     try: text = data.decode('utf-8')
@@ -723,7 +723,7 @@ _PROMPT = _rx(rb'\n[A-Za-z0-9_.-]{1,64}{P}@[A-Za-z0-9_.-]{1,253}{P}:[^\n$#]{0,40
 def _is_terminal(body: bytes) -> bool:
     if b'\x1b' in body and _CSI.search(body): return True
     if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _is_log(body): return True
-    return b'@' in body and _count_at_least(_PROMPT, b'\n' + body + b'\n', 2)
+    return b'@' in body and _count_at_least(_PROMPT, b''.join((b'\n', body, b'\n')), 2)
 
 # %% ../nbs/03_detect.ipynb #23e4e9a2
 _DIFF_LINE = re.compile(rb'\n(?:diff --git |@@ |[+-][^+-])')
@@ -878,7 +878,7 @@ def _test_run(body: bytes) -> bool:
     "True when `body` holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`bytes.find`)."
     if b'=' not in body: return False
     if not (body[:1] == b'=' or body.startswith(b'Ran ') or b'\n=' in body or b'\nRan ' in body): return False
-    return _TEST_RUN.search(b'\n' + body + b'\n') is not None
+    return _TEST_RUN.search(b''.join((b'\n', body, b'\n'))) is not None
 
 # %% ../nbs/03_detect.ipynb #b67d53bf
 def _is_log(body: bytes, relax: int = 1) -> bool:
@@ -904,11 +904,13 @@ _GROUP_SEPARATOR = re.compile(rb'\n--\r?(?=\n)')
 def _is_search_result(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 6: return False
-    framed = b'\n' + body + b'\n'
-    hits = _SEARCH_LINE.findall(framed)
+    framed = b''.join((b'\n', body, b'\n'))                 # one copy, not two
+    enough, hits = max(4, -(-lines // (3 * relax))), []      # a third of the lines (a `relax`-th of that), and at least 4
+    for m in _SEARCH_LINE.finditer(framed):                  # stops there: the answer is yes whatever the rest holds
+        hits.append(m.group(1) or b'')                       # as `findall` gives it: b'' for a URL hit
+        if len(hits) >= enough: return True
     if relax > 1 and 3 * relax * _heading_hits(body) >= 2 * lines: return True   # relaxed: either share, at a `relax`-th
     elif len(hits) < 4: return 3 * _heading_hits(body) >= 2 * lines
-    if len(hits) * 3 * relax >= lines: return True
     paths, context = set(hits), len(_GROUP_SEPARATOR.findall(framed))
     for m in _CONTEXT_CANDIDATE.finditer(framed):
         head = framed[m.end():m.end() + 260]
