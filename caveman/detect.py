@@ -6,10 +6,11 @@
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
            'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES',
-           'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES',
-           'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table',
-           'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable',
-           'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind', 'bounded_sample', 'detect']
+           'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES',
+           'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap',
+           'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses',
+           'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind',
+           'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -426,6 +427,8 @@ def _block_bodies(framed: bytes) -> list[tuple[int, int]]:
     return spans
 
 # %% ../nbs/03_detect.ipynb #e275f016
+_CONFIG_STARTS = {name: re.compile(rb'\n(?=' + p.pattern[2:] + rb')') for name, p in _CONFIG_LINES.items()}
+
 class _LineCounts:
     "Lazily counted line classes of `framed`, leaving out the lines inside `spans`."
     def __init__(self, framed: bytes, spans=(), totals=None):
@@ -433,9 +436,17 @@ class _LineCounts:
     def __getitem__(self, name: str) -> int:
         if name not in self.seen:
             p = _CONFIG_LINES[name]
-            if name not in self.totals: self.totals[name] = sum(1 for _ in p.finditer(self.framed))   # no list of every line
+            if name not in self.totals: self.totals[name] = len(_CONFIG_STARTS[name].findall(self.framed))   # a list of one shared b'\n' per line
             self.seen[name] = self.totals[name] - sum(len(p.findall(self.framed[a:b] + b'\n')) for a, b in self.spans)
         return self.seen[name]
+    def at_least(self, name: str, n: int) -> bool:
+        "`self[name] >= n`, stopping at the n-th line when no spans are left out and the count is not known yet; a scan that reads to the end without reaching `n` keeps its exact count."
+        if name in self.seen or name in self.totals or self.spans: return self[name] >= n
+        found = 0
+        for found, _ in enumerate(_CONFIG_STARTS[name].finditer(self.framed), 1):
+            if found >= n: return True
+        self.totals[name] = found
+        return False
     def without(self, spans) -> '_LineCounts':
         "The same counts with the lines inside `spans` left out (totals are shared)."
         return _LineCounts(self.framed, spans, self.totals)
@@ -486,24 +497,25 @@ _INI_CONTINUATION = re.compile(rb'[ \t]+[^ \t\r\n#;][^\n]*')        # an indente
 
 def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     "'yaml', 'toml' or 'ini' when the line classifier of reference §3.9 accepts `data` (YAML must also parse), else None; `block_scalars=False` is the reference's block-scalar veto. Lines inside a value that spans several lines (a TOML array or `\"\"\"` string, an INI continuation, a wrapped or quoted YAML scalar, a flow collection) count only when the file's own parser accepts it."
-    framed = b'\n' + data + b'\n'
+    framed = b''.join((b'\n', data, b'\n'))                 # one copy (`a + b + c` makes two, the first a temporary)
     c = _LineCounts(framed)
-    if c['key'] < 6 and c['section'] < 2: return None                # before decoding: most texts stop here
+    if not c.at_least('key', 6) and not c.at_least('section', 2): return None   # before decoding: most texts stop here
     try: text = data.decode('utf-8')
     except UnicodeDecodeError: return None
-    if c['section'] >= 2 and c['assign'] >= 2:
-        if c['assign'] >= 4 and c.prose() == 0 and b'"""' not in data and b"'''" not in data:
+    if c.at_least('section', 2) and c.at_least('assign', 2):
+        if c.at_least('assign', 4) and c.prose() == 0 and b'"""' not in data and b"'''" not in data:
             ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
             return 'ini' if ini else 'toml'
         if config_parses('toml', text): return 'toml'
         if config_parses('ini', text):                                  # the parser first: it rejects most texts at their first line
             inner = _line_spans(data, (i for i, l in enumerate(data.split(b'\n')) if _INI_CONTINUATION.fullmatch(l)))
             if c.without(inner).prose() == 0: return 'ini'
-    if c['key'] < 6: return None
+    if not c.at_least('key', 6): return None
     if not block_scalars and _KEY_BLOCK.search(framed): return None
+    if not yaml_parses(data): return None                               # both ways below need it; libyaml's syntax check rejects code and prose at once, before any line count
     if block_scalars and (_KEY_BLOCK.search(framed) or _ITEM_BLOCK.search(framed)): c = c.without(_block_bodies(framed))
-    if _yaml_shaped(c): return 'yaml' if yaml_parses(data) else None
-    if not block_scalars or not yaml_parses(data): return None          # libyaml's syntax check rejects prose at once; the events cost more
+    if _yaml_shaped(c): return 'yaml'
+    if not block_scalars: return None                                   # the events cost more than the counts
     if (spans := yaml_spans(text, unique_keys=True)) is None: return None
     return 'yaml' if _yaml_shaped(_LineCounts(framed).without(_line_spans(data, (i for a, b in spans for i in range(a + 1, b + 1))))) else None
 
@@ -711,7 +723,7 @@ _PROMPT = _rx(rb'\n[A-Za-z0-9_.-]{1,64}{P}@[A-Za-z0-9_.-]{1,253}{P}:[^\n$#]{0,40
 def _is_terminal(body: bytes) -> bool:
     if b'\x1b' in body and _CSI.search(body): return True
     if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _is_log(body): return True
-    return b'@' in body and _count_at_least(_PROMPT, b'\n' + body + b'\n', 2)
+    return b'@' in body and _count_at_least(_PROMPT, b''.join((b'\n', body, b'\n')), 2)
 
 # %% ../nbs/03_detect.ipynb #23e4e9a2
 _DIFF_LINE = re.compile(rb'\n(?:diff --git |@@ |[+-][^+-])')
@@ -729,9 +741,9 @@ def _is_diff(body: bytes) -> bool:
 _CODE_ANYWHERE = (b'=>', b'className=', b'});')
 _CODE_STARTS = (b'import ', b'export ', b'package ', b'func ', b'def ', b'const ', b'#include', b'#!', b'//', b'/*')
 _CODE_LINE_STARTS = tuple(b'\n' + k for k in (b'import ', b'export ', b'package ', b'func ', b'def ', b'class ', b'const '))
-_HTML_CONTAINER = re.compile(rb'<(?:body|article|main|div|p)(?=[ \t\r\n/>])')
-_HTML_TAG = re.compile(rb'</?[a-z][a-z0-9-]*+(?=[ \t\r\n/>])' if sys.version_info >= (3, 11) else rb'</?[a-z][a-z0-9-]*(?=[ \t\r\n/>])')
-_HTML_CLOSE = re.compile(rb'</[a-z][a-z0-9-]*[ \t\r\n]*>')   # a closing tag: `</p>`, `</div >`
+_HTML_CONTAINER = re.compile(rb'<(?:body|article|main|div|p)(?=[ \t\r\n/>])', re.I)       # re.I on bytes folds ASCII only, as `bytes.lower`
+_HTML_TAG = re.compile(rb'</?[a-z][a-z0-9-]*+(?=[ \t\r\n/>])' if sys.version_info >= (3, 11) else rb'</?[a-z][a-z0-9-]*(?=[ \t\r\n/>])', re.I)
+_HTML_CLOSE = re.compile(rb'</[a-z][a-z0-9-]*[ \t\r\n]*>', re.I)   # a closing tag: `</p>`, `</DIV >`
 
 def _looks_like_code(t: bytes) -> bool:
     return t.startswith(_CODE_STARTS) or any(k in t for k in _CODE_ANYWHERE + _CODE_LINE_STARTS)
@@ -745,9 +757,8 @@ def _is_html(body: bytes) -> bool:
     head = t[decl.end():decl.end() + 64].lstrip(_WS) if decl else t
     if head[:14].lower().startswith((b'<!doctype html', b'<html')): return True
     if t.count(b'<') < 6: return False
-    low = t.lower()
-    if not _HTML_CONTAINER.search(low) or not _count_at_least(_HTML_TAG, low, 6): return False
-    if not _count_at_least(_HTML_CLOSE, low, 2): return False
+    if not _HTML_CONTAINER.search(t) or not _count_at_least(_HTML_TAG, t, 6): return False     # case-blind patterns: no lowered copy
+    if not _count_at_least(_HTML_CLOSE, t, 2): return False
     return not _looks_like_code(t)
 
 # %% ../nbs/03_detect.ipynb #d0147221
@@ -807,11 +818,15 @@ def _log_line_count(body: bytes) -> int:
 
 # %% ../nbs/03_detect.ipynb #dcb06f0a
 _STATUS_HEAD = re.compile(rb'\n[ \t]*([A-Za-z]+)[ \t]+([A-Za-z]+)(?=[ \t\r\n])[^\n]*')
-_STATEMENT = re.compile(rb'(?:[;{}(\[,:\\]|=>)[ \t\r]*\Z|\w\(|[ \t]:?=[ \t]')
+_STATEMENT_ENDS = frozenset(b';{}([,:\\')
+_CALL = re.compile(rb'\w\(')
+_ASSIGN_OP = re.compile(rb'[ \t]:?=[ \t]')
 
 def _statement_like(line: bytes) -> bool:
     "True when a line has statement structure: it ends with `; { } ( [ , : \\` or `=>`, holds a call `name(` or an assignment ` = ` / ` := `."
-    return _STATEMENT.search(line) is not None
+    end = line.rstrip(b' \t\r')
+    return (bool(end) and (end[-1] in _STATEMENT_ENDS or end.endswith(b'=>')) or (b'(' in line and _CALL.search(line) is not None)
+            or (b'=' in line and _ASSIGN_OP.search(line) is not None))
 
 # %% ../nbs/03_detect.ipynb #742b340f
 def _status_lines(framed: bytes, starts: set):
@@ -855,15 +870,22 @@ def _search_dominated(body: bytes, lines: int) -> bool:
     if lines < 6: return False
     return _count_at_least(_PATH_HIT, b'\n' + body, (lines + 1) // 2) or 2 * _heading_hits(body) >= lines
 
-# %% ../nbs/03_detect.ipynb #b67d53bf
+# %% ../nbs/03_detect.ipynb #7dbf6c00
 _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|failed|error|errors|skipped|xfailed|xpassed|warnings?|deselected)'
                        rb'(?:, )?)+ in [\d.]+s(?: \([\d:]+\))? =+|Ran \d+ tests? in [\d.]+s)\r?(?=\n)')
 
+def _test_run(body: bytes) -> bool:
+    "True when `body` holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`bytes.find`)."
+    if b'=' not in body: return False
+    if not (body[:1] == b'=' or body.startswith(b'Ran ') or b'\n=' in body or b'\nRan ' in body): return False
+    return _TEST_RUN.search(b''.join((b'\n', body, b'\n'))) is not None
+
+# %% ../nbs/03_detect.ipynb #b67d53bf
 def _is_log(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 4: return False
     if relax == 1 and _search_dominated(body, lines): return False      # relaxed (a sample's test): no veto
-    if b'=' in body and _TEST_RUN.search(b'\n' + body + b'\n'): return True
+    if _test_run(body): return True
     need = max(3, -(-lines // (2 * relax)))                              # half the lines; a `relax`-th of that
     framed, low, starts = b'\n' + body, body.lower(), set()
     cut = body.find(b'\n', len(body) * 3 // 5) + 1 or len(body)       # the first ~60%, ending at a line end
@@ -882,11 +904,13 @@ _GROUP_SEPARATOR = re.compile(rb'\n--\r?(?=\n)')
 def _is_search_result(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 6: return False
-    framed = b'\n' + body + b'\n'
-    hits = _SEARCH_LINE.findall(framed)
+    framed = b''.join((b'\n', body, b'\n'))                 # one copy, not two
+    enough, hits = max(4, -(-lines // (3 * relax))), []      # a third of the lines (a `relax`-th of that), and at least 4
+    for m in _SEARCH_LINE.finditer(framed):                  # stops there: the answer is yes whatever the rest holds
+        hits.append(m.group(1) or b'')                       # as `findall` gives it: b'' for a URL hit
+        if len(hits) >= enough: return True
     if relax > 1 and 3 * relax * _heading_hits(body) >= 2 * lines: return True   # relaxed: either share, at a `relax`-th
     elif len(hits) < 4: return 3 * _heading_hits(body) >= 2 * lines
-    if len(hits) * 3 * relax >= lines: return True
     paths, context = set(hits), len(_GROUP_SEPARATOR.findall(framed))
     for m in _CONTEXT_CANDIDATE.finditer(framed):
         head = framed[m.end():m.end() + 260]
@@ -934,20 +958,23 @@ _KEYWORD_START = re.compile(rb'[ \t]*(?:def|class|import|from|return|if|elif|els
                             rb'|impl|use|pub|switch|case)\b')
 _COMMENT_START = (b'#', b'//', b'/*', b'*')
 
+STATEMENT_CHUNK = 64 * 1024
+
 def _mostly_statements(t: bytes) -> bool:
-    "At least a quarter of the non-blank, non-comment lines of `t` are statement-like (a keyword opening or `_statement_like`); stops as soon as the lines left cannot change the answer."
+    "At least a quarter of the non-blank, non-comment lines of `t` are statement-like (a keyword opening or `_statement_like`); reads whole lines in runs of about `STATEMENT_CHUNK` bytes and stops as soon as the lines left cannot change the answer."
     lines = statements = 0
-    left, pos = t.count(b'\n') + 1, 0                        # physical lines not yet read: a bound on what can still count
-    while pos <= len(t):
-        end = t.find(b'\n', pos)
-        if end < 0: end = len(t)
-        s = t[pos:end].lstrip(b' \t'); pos = end + 1; left -= 1
-        if s.rstrip(_WS) and not s.startswith(_COMMENT_START):
-            lines += 1
-            if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
-        if not left & 1023:                                  # now and then: is the answer settled whatever follows?
-            if statements * 4 >= lines + left: return True
-            if (statements + left) * 4 < lines + left: return False
+    left, pos, n = t.count(b'\n') + 1, 0, len(t)             # physical lines not yet read: a bound on what can still count
+    while pos <= n:
+        end = t.find(b'\n', pos + STATEMENT_CHUNK)
+        if end < 0: end = n
+        run = t[pos:end].split(b'\n'); pos = end + 1; left -= len(run)   # one split in C per run, not a find and a slice per line
+        for s in run:
+            s = s.lstrip(b' \t')
+            if s.rstrip(_WS) and not s.startswith(_COMMENT_START):
+                lines += 1
+                if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
+        if statements * 4 >= lines + left: return True           # settled whatever follows?
+        if (statements + left) * 4 < lines + left: return False
     return statements * 4 >= lines
 
 # %% ../nbs/03_detect.ipynb #b68c3caa
@@ -977,7 +1004,7 @@ def bounded_sample(body: bytes) -> bytes:
 
 # %% ../nbs/03_detect.ipynb #02627db4
 def _sampled_log(body: bytes) -> bool:
-    if len(body) >= SAMPLE_MIN_BYTES and not (b'=' in body and _TEST_RUN.search(b'\n' + body + b'\n')):
+    if len(body) >= SAMPLE_MIN_BYTES and not _test_run(body):
         if not _is_log(bounded_sample(body), relax=SAMPLE_RELAX): return False
     return _is_log(body)
 
