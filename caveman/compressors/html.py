@@ -7,7 +7,7 @@ __all__ = ['PARSE_CHUNK_BYTES', 'REMOVED_TAGS', 'PERMALINK_TEXTS', 'HIDDEN_XPATH
            'MIN_BLOCK_BYTES', 'PRUNABLE', 'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES',
            'SIGNAL_SCAN_BYTES', 'SIGNALS_NOTE', 'COMPRESSOR', 'parse_page', 'clean', 'parse_clean', 'main_content',
            'is_link_list', 'render_text', 'outside_text', 'outside_sections', 'page_title', 'source_has_signal',
-           'signal_lines', 'outside_signals', 'compress_html']
+           'signal_lines', 'outside_signals', 'compress_page', 'pages', 'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
 import lxml.html, lxml.etree
@@ -291,9 +291,8 @@ def _is_utf8(body: bytes, piece: int = 1 << 16) -> bool:
     return True
 
 # %% ../../nbs/19_compressors_html.ipynb #d4b22d40
-def compress_html(body: bytes, query: str = '') -> bytes | None:
-    "HTML page bytes (UTF-8) -> the main content as UTF-8 text, then compressed by the text rules when they elide anything; `None` if not UTF-8, unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
-    if not _is_utf8(body): return None
+def compress_page(body: bytes, query: str = '') -> bytes | None:
+    "One HTML page's bytes (UTF-8, checked by the caller) -> the main content as UTF-8 text, then compressed by the text rules when they elide anything; `None` if unparseable, no main content, under 200 bytes or not smaller (reference §3.12)."
     doc = parse_page(body)
     if doc is None: return None
     lines = signal_lines(doc) if source_has_signal(body) else []   # before `clean`: the page's own blocks, for the signals
@@ -312,6 +311,26 @@ def compress_html(body: bytes, query: str = '') -> bytes | None:
         view = head + elision_marker(before, 'sections').encode() + b'\n\n' + view[len(head):]
     if after: view = view.rstrip(b'\n') + b'\n\n' + elision_marker(after, 'sections').encode()
     if missing := outside_signals(body, view, lines): view += ('\n\n' + SIGNALS_NOTE + '\n' + '\n'.join(missing) + '\n').encode()
+    return view if len(view) < len(body) else None
+
+# %% ../../nbs/19_compressors_html.ipynb #4b70b1e0
+_PAGE_END = re.compile(rb'</html\s*>', re.I)
+
+def pages(body: bytes) -> list[tuple[int, int]]:
+    "Byte spans `(start, end)` of the pages of HTML `body`: each ends just after a `</html>` close tag (case-blind), the last at the end of `body`; a span of white space only is left out."
+    spans, a = [], 0
+    for m in _PAGE_END.finditer(body): spans.append((a, m.end())); a = m.end()
+    if body[a:].strip() or not spans: spans.append((a, len(body)))
+    return [(a, b) for a, b in spans if body[a:b].strip()]
+
+def compress_html(body: bytes, query: str = '') -> bytes | None:
+    "HTML bytes (UTF-8) of one page or more (`pages`) -> each page's `compress_page` view, a piece without one as it is, joined by a blank line; `None` if not UTF-8 or when no page has a smaller view (reference §3.12)."
+    if not _is_utf8(body): return None
+    spans = pages(body)
+    if len(spans) <= 1: return compress_page(body, query)
+    views = [(compress_page(body[a:b], query), a, b) for a, b in spans]
+    if all(v is None for v, _, _ in views): return None
+    view = b'\n\n'.join((body[a:b].strip(b'\n') if v is None else v.rstrip(b'\n')) for v, a, b in views) + b'\n'
     return view if len(view) < len(body) else None
 
 COMPRESSOR = Compressor('html', compress_html)
