@@ -4,12 +4,13 @@
 
 # %% auto #0
 __all__ = ['log', 'O200K_SHA256', 'O200K_RANKS', 'PREFIX_BYTES', 'RUN_KEEP', 'RUN_PERIOD', 'CHUNK_CHARS', 'MAX_TOKEN_BYTES',
-           'SMALL_TEXT_CHARS', 'SMALL_TEXT_BYTES', 'SMALL_LOOKUPS', 'Counter', 'ApproxCounter', 'VocabularyError',
-           'load_o200k_ranks', 'ranks_cache_path', 'cached_o200k_ranks', 'o200k_ranks', 'shards_cache_path',
-           'rank_shards_payload', 'RankShards', 'cached_o200k_shards', 'o200k_shards', 'o200k_spec', 'o200k_encoding',
-           'long_space_run', 'bounded_pieces', 'period_tokens', 'fold_runs', 'encoded_length', 'safe_slices',
-           'text_vocabulary', 'small_text_count', 'O200kCounter', 'piece_cut', 'token_lengths', 'count_with_cuts',
-           'view_count', 'defer_encoder', 'default_counter', 'count_tokens', 'saved_ratio']
+           'SMALL_TEXT_CHARS', 'SMALL_TEXT_BYTES', 'SMALL_LOOKUPS', 'BIG_SLICE_BYTES', 'Counter', 'ApproxCounter',
+           'VocabularyError', 'load_o200k_ranks', 'ranks_cache_path', 'cached_o200k_ranks', 'o200k_ranks',
+           'shards_cache_path', 'rank_shards_payload', 'RankShards', 'cached_o200k_shards', 'o200k_shards',
+           'o200k_spec', 'o200k_encoding', 'long_space_run', 'bounded_pieces', 'period_tokens', 'fold_runs',
+           'encoded_length', 'safe_slices', 'text_vocabulary', 'small_text_count', 'O200kCounter', 'piece_cut',
+           'token_lengths', 'count_with_cuts', 'view_count', 'defer_encoder', 'default_counter', 'count_tokens',
+           'saved_ratio']
 
 # %% ../nbs/01_tokens.ipynb #eb6b6e82
 import base64, gzip, hashlib, logging, threading
@@ -422,8 +423,10 @@ def token_lengths():
     return _LENGTHS
 
 # %% ../nbs/01_tokens.ipynb #d0a227d4
+BIG_SLICE_BYTES = 4 * CHUNK_CHARS   # a `safe_slices` slice longer than this has few line starts to record
+
 def count_with_cuts(data: bytes) -> tuple[int, tuple | None]:
-    "`(tokens, cuts)`: `O200kCounter().count_utf8(data)` (bytes) and `cuts = (positions, counts)`, numpy int64 arrays: for each byte position that starts a line (and 0, `len(data)`) and is a token boundary, the tokens before it; `cuts` None when `data` is not UTF-8, holds a run `fold_runs` folds or a `long_space_run`, or numpy or the encoder is missing."
+    "`(tokens, cuts)`: `O200kCounter().count_utf8(data)` (bytes) and `cuts = (positions, counts)`, numpy int64 arrays: for each byte position that starts a line (and 0, `len(data)`) and is a token boundary, the tokens before it; `cuts` None when `data` is not UTF-8, holds a run `fold_runs` folds or a `long_space_run`, or numpy or the encoder is missing; a slice over `BIG_SLICE_BYTES` (a long line) is only counted, so the table costs 16 bytes a line and a few bytes a token of one slice at a time."
     counter = O200kCounter()
     try:
         import numpy as np
@@ -435,6 +438,8 @@ def count_with_cuts(data: bytes) -> tuple[int, tuple | None]:
         try:
             text = s.decode('utf-8')
             if fold_runs(text)[1] or long_space_run(text): return counter.count_utf8(data), None
+            if len(s) > BIG_SLICE_BYTES:                  # no line start cut it (one long line): counted, no cut recorded inside it,
+                base, total = base + len(s), total + counter.count(text); continue   # its tokens' offsets would cost 13 B a token
             toks = np.frombuffer(encode(text, set()), dtype=np.uint32)
         except _FATAL: raise
         except BaseException: return counter.count_utf8(data), None
