@@ -167,9 +167,9 @@ def floors(size: int = 1_000_000) -> list[str]:
         from caveman import ccr
         return Engine(ccr.open_store(':memory:'), counter=counter).compress(d).output
     eng = Engine(counter=counter)
-    def counts(data, view):                                   # as `_transform` counts: the payload on a worker (with its table), the view read off it
+    def counts(data, view):                                   # as `_transform` counts: the payload on a worker thread, the view meanwhile
         later = eng._count_later(data)
-        return eng._count_view(view, data, later), later()
+        return eng._count(view), later()
     out = []
     for kind in ('yaml', 'prose', 'search'):                  # what every engine call pays before and after its compressor
         data = build(kind, size); text = data.decode(); view = compressed(data)
@@ -197,7 +197,7 @@ def _clear_caches():
                 if callable(getattr(v, 'cache_clear', None)): v.cache_clear()
 
 def splits(size: int = 1_000_000) -> list[str]:
-    "Every type's engine CPU at `size` bytes split into detection, the compressor and the engine's own counts (input on a worker thread, view read off it), against caveman's count of the same text (CPU, best of 3, this process, caches emptied before each run): the rows a type's CPU ratio is made of."
+    "Every type's engine CPU at `size` bytes split into detection, the compressor and the engine's own counts (input on a worker thread, then the view), against caveman's count of the same text (CPU, best of 3, this process, caches emptied before each run): the rows a type's CPU ratio is made of."
     from caveman import ccr
     from caveman.detect import detect, unwrap
     from caveman.engine import Engine, default_registry
@@ -216,7 +216,7 @@ def splits(size: int = 1_000_000) -> list[str]:
         view = eng.compress(data).output
         def counts():
             later = eng._count_later(data)
-            return eng._count_view(view, data, later), later()
+            return eng._count(view), later()
         c = cpu(lambda: counter.count(text))
         d, k, n = cpu(lambda: detect(data)), cpu(lambda: comp(data, '')), cpu(counts)
         e = cpu(lambda: Engine(ccr.open_store(':memory:'), counter=counter).compress(data))
@@ -258,7 +258,7 @@ def run() -> str:
                '(notebook 16, "Cost on big files", gives the split of the rest and the memory floor).', '',
                '| payload | parse | parse / count (s) | ratio |', '|---|---|---:|---:|', *floors()]
         md += ['', 'Where each type\'s engine CPU goes at 1 MB (CPU, best of 3, caches emptied before each run, against caveman\'s count of the same text): '
-               'detection, the compressor, and the engine\'s own counts (the payload, on a worker thread during the compressor, and the view, read off the payload\'s count where the view keeps its lines); '
+               'detection, the compressor, and the engine\'s own counts (the payload, on a worker thread during the compressor, and the view); '
                'their sum, and one whole `Engine.compress` (memory store). The counts alone are at least 1x: the engine reports the payload\'s tokens.', '',
                '| payload | detected | count (s) | detection | compressor | counts (input + view) | sum | engine |',
                '|---|---|---:|---:|---:|---:|---:|---:|', *splits()]

@@ -4,12 +4,11 @@
 
 # %% auto #0
 __all__ = ['log', 'O200K_SHA256', 'O200K_RANKS', 'PREFIX_BYTES', 'RUN_KEEP', 'RUN_PERIOD', 'CHUNK_CHARS', 'MAX_TOKEN_BYTES',
-           'SMALL_TEXT_CHARS', 'SMALL_TEXT_BYTES', 'SMALL_LOOKUPS', 'BIG_SLICE_BYTES', 'Counter', 'ApproxCounter',
-           'VocabularyError', 'load_o200k_ranks', 'ranks_cache_path', 'cached_o200k_ranks', 'o200k_ranks',
-           'shards_cache_path', 'rank_shards_payload', 'RankShards', 'cached_o200k_shards', 'o200k_shards',
-           'o200k_spec', 'o200k_encoding', 'long_space_run', 'bounded_pieces', 'period_tokens', 'fold_runs',
-           'encoded_length', 'safe_slices', 'text_vocabulary', 'small_text_count', 'O200kCounter', 'piece_cut',
-           'token_lengths', 'count_with_cuts', 'view_count', 'defer_encoder', 'default_counter', 'count_tokens',
+           'SMALL_TEXT_CHARS', 'SMALL_TEXT_BYTES', 'SMALL_LOOKUPS', 'Counter', 'ApproxCounter', 'VocabularyError',
+           'load_o200k_ranks', 'ranks_cache_path', 'cached_o200k_ranks', 'o200k_ranks', 'shards_cache_path',
+           'rank_shards_payload', 'RankShards', 'cached_o200k_shards', 'o200k_shards', 'o200k_spec', 'o200k_encoding',
+           'long_space_run', 'bounded_pieces', 'period_tokens', 'fold_runs', 'encoded_length', 'safe_slices',
+           'text_vocabulary', 'small_text_count', 'O200kCounter', 'defer_encoder', 'default_counter', 'count_tokens',
            'saved_ratio']
 
 # %% ../nbs/01_tokens.ipynb #eb6b6e82
@@ -399,93 +398,6 @@ class O200kCounter:
         except _FATAL: raise
         except BaseException: return ApproxCounter().count(text)
     def __repr__(self): return 'O200kCounter()'
-
-# %% ../nbs/01_tokens.ipynb #2c2dfe4b
-_PIECE_CUT = re.compile(rb'\n(?=[!-.0-~]|[ \t]+[!-~]|\xe2\x80\xa6)')
-
-def piece_cut(data: bytes, p: int) -> bool:
-    "True when byte position `p` of `data` (UTF-8 bytes) is an o200k piece boundary by its neighbours alone: the start, the end, or right after a line feed followed by an ASCII printable other than `/`, by spaces or tabs then an ASCII printable, or by `…`."
-    return p == 0 or p == len(data) or (0 < p < len(data) and _PIECE_CUT.match(data, p - 1) is not None)
-
-# %% ../nbs/01_tokens.ipynb #f29e6eec
-_LENGTHS = None
-
-def token_lengths():
-    "numpy `uint8` array: the length in bytes of each o200k token, indexed by rank; raises `VocabularyError` like `o200k_ranks`, `ImportError` without numpy."
-    global _LENGTHS
-    if _LENGTHS is None:
-        import numpy as np
-        ranks = o200k_ranks()
-        at = np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))
-        out = np.zeros(int(at.max()) + 1, dtype=np.uint8)
-        out[at] = np.fromiter(map(len, ranks), dtype=np.uint8, count=len(ranks))
-        _LENGTHS = out
-    return _LENGTHS
-
-# %% ../nbs/01_tokens.ipynb #d0a227d4
-BIG_SLICE_BYTES = 4 * CHUNK_CHARS   # a `safe_slices` slice longer than this has few line starts to record
-
-def count_with_cuts(data: bytes) -> tuple[int, tuple | None]:
-    "`(tokens, cuts)`: `O200kCounter().count_utf8(data)` (bytes) and `cuts = (positions, counts)`, numpy int64 arrays: for each byte position that starts a line (and 0, `len(data)`) and is a token boundary, the tokens before it; `cuts` None when `data` is not UTF-8, holds a run `fold_runs` folds or a `long_space_run`, or numpy or the encoder is missing; a slice over `BIG_SLICE_BYTES` (a long line) is only counted, so the table costs 16 bytes a line and a few bytes a token of one slice at a time."
-    counter = O200kCounter()
-    try:
-        import numpy as np
-        encode, lengths = o200k_encoding()._core_bpe.encode_to_tiktoken_buffer, token_lengths()
-    except _FATAL: raise
-    except BaseException: return counter.count_utf8(data), None
-    pos, cnt, base, total = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], 0, 0
-    for s in safe_slices(data):
-        try:
-            text = s.decode('utf-8')
-            if fold_runs(text)[1] or long_space_run(text): return counter.count_utf8(data), None
-            if len(s) > BIG_SLICE_BYTES:                  # no line start cut it (one long line): counted, no cut recorded inside it,
-                base, total = base + len(s), total + counter.count(text); continue   # its tokens' offsets would cost 13 B a token
-            toks = np.frombuffer(encode(text, set()), dtype=np.uint32)
-        except _FATAL: raise
-        except BaseException: return counter.count_utf8(data), None
-        ends = np.cumsum(lengths[toks], dtype=np.int64)
-        starts = np.flatnonzero(np.frombuffer(s, dtype=np.uint8) == 10) + 1
-        idx = np.searchsorted(ends, starts)
-        ok = idx < len(ends)
-        ok[ok] = ends[idx[ok]] == starts[ok]
-        pos.append(starts[ok] + base); cnt.append(idx[ok] + 1 + total)
-        base, total = base + len(s), total + len(toks)
-    pos.append(np.array([base], np.int64)); cnt.append(np.array([total], np.int64))
-    return total, (np.concatenate(pos), np.concatenate(cnt))
-
-# %% ../nbs/01_tokens.ipynb #6e0ae94b
-def view_count(view: bytes, original: bytes, cuts: tuple, min_block: int = 64, budget: int = 1) -> int | None:
-    "o200k tokens in `view` (bytes) from `cuts` (`count_with_cuts` of `original`, bytes) for its stretches found in `original` (at least `min_block` bytes, between lines holding `caveman`; failed searches read at most `budget` times the original), plus one count of the rest; exactly `O200kCounter().count_utf8(view)` (proved by piece boundaries, see above). None when no stretch was found."
-    import numpy as np
-    at, before = cuts
-    n, o, left, v, found = len(view), 0, budget * len(original), 0, []
-    while v < n:
-        k = view.find(b'caveman', v)
-        if k < 0: end = nxt = n
-        else:
-            end = view.rfind(b'\n', v, k) + 1 or v
-            e = view.find(b'\n', k); nxt = n if e < 0 else e + 1
-        if end - v >= min_block and left > 0:
-            i = original.find(view[v:end], o)
-            if i >= 0: found.append((v, end, i)); o = i + end - v
-            else: left -= len(original) - o                    # a failed search read the rest of the original
-        v = nxt
-    rest, ra, rb, prev = [], [], [], 0
-    for bs, be, i in found:
-        p, q, tries = bs, be, 0
-        while p < be and tries < 8 and not (piece_cut(view, p) and piece_cut(original, i + p - bs)):
-            m = _PIECE_CUT.search(view, p, be); tries += 1
-            p = m.start() + 1 if m else be
-        while q > p and tries < 16 and not (piece_cut(view, q) and piece_cut(original, i + q - bs)):
-            nl = view.rfind(b'\n', p, q - 1 if view[q - 1] == 10 else q); tries += 1
-            q = nl + 1 if nl >= 0 else p
-        if q - p < min_block or not all(piece_cut(t, x) for t, x in ((view, p), (view, q), (original, i + p - bs), (original, i + q - bs))): continue
-        rest.append(view[prev:p]); ra.append(i + p - bs); rb.append(i + q - bs); prev = q
-    if not ra: return None
-    rest.append(view[prev:])
-    a, b = np.searchsorted(at, ra), np.searchsorted(at, rb)
-    if (b >= len(at)).any() or (at[a] != ra).any() or (at[b] != rb).any(): return None   # not token boundaries: cannot happen at piece boundaries
-    return int((before[b] - before[a]).sum()) + O200kCounter().count_utf8(b''.join(rest))
 
 # %% ../nbs/01_tokens.ipynb #61c61aad
 def defer_encoder(on: bool = True) -> None:
