@@ -190,9 +190,9 @@ def floors(size: int = 1_000_000) -> list[str]:
     return out
 
 def _clear_caches():
-    "Empty every `functools` cache of caveman's modules (a parse shared by detection and a compressor is made again)."
+    "Empty the `functools` caches of detection, signals and the compressors (a parse shared by detection and a compressor is made again); the encoder's stay."
     for name, mod in list(sys.modules.items()):
-        if name.startswith('caveman'):
+        if name.startswith(('caveman.compressors', 'caveman.detect', 'caveman.signals')):   # not the encoder's: every count would build it again
             for v in list(vars(mod).values()):
                 if callable(getattr(v, 'cache_clear', None)): v.cache_clear()
 
