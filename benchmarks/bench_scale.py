@@ -150,17 +150,20 @@ def _fmt(m: dict) -> list[str]:
     return [e['type'], f'{e["engine_s"]:.2f} / ' + (f'{e["count_s"]:.2f}' if e['count_s'] else '-'), ratio,
             f'{e["peak"] / n:.1f} ({(e["peak"] - e["rss0"]) / n:.1f})', cpk, f'{red:.1%}']
 
+def _best_cpu(f, before=lambda: None) -> float:
+    "The least CPU seconds (this process) of three calls of `f`, each after `before()`."
+    best = float('inf')
+    for _ in range(3):
+        before(); t = time.process_time(); f(); best = min(best, time.process_time() - t)
+    return best
+
 def floors(size: int = 1_000_000) -> list[str]:
     "What the engine pays around a compressor (its two counts, detection) and the parse each compressor cannot skip, against tiktoken's count of the same text (CPU, best of 3, this process): the floor under the engine / count ratio."
     from caveman.tokens import default_counter
     from caveman.compressors.code import parser_for, captures
     from caveman.compressors.config import yaml_events, yaml_layout
     counter = default_counter(); counter.count('warm up')
-    def cpu(f):
-        best = float('inf')
-        for _ in range(3):
-            t = time.process_time(); f(); best = min(best, time.process_time() - t)
-        return best
+    cpu = _best_cpu
     from caveman.detect import detect, _LAST_KIND
     from caveman.engine import Engine
     def compressed(d):                                        # the engine's output for `d`, outside the timing
@@ -203,11 +206,7 @@ def splits(size: int = 1_000_000) -> list[str]:
     from caveman.engine import Engine, default_registry
     from caveman.tokens import default_counter
     counter = default_counter(); counter.count('warm up')
-    def cpu(f):
-        best = float('inf')
-        for _ in range(3):
-            _clear_caches(); t = time.process_time(); f(); best = min(best, time.process_time() - t)
-        return best
+    cpu = lambda f: _best_cpu(f, _clear_caches)
     reg, out = default_registry(), []
     for kind in KINDS:
         data = build(kind, size); text = data.decode('utf-8', 'replace')
