@@ -738,8 +738,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                            'caveman/compressors/text.py'),
                                           'caveman.compressors.text._underlined': ( 'compressors_text.html#_underlined',
                                                                                     'caveman/compressors/text.py'),
-                                          'caveman.compressors.text._walk_sections': ( 'compressors_text.html#_walk_sections',
-                                                                                       'caveman/compressors/text.py'),
                                           'caveman.compressors.text.compress_text': ( 'compressors_text.html#compress_text',
                                                                                       'caveman/compressors/text.py'),
                                           'caveman.compressors.text.flagged': ( 'compressors_text.html#flagged',

@@ -29,30 +29,6 @@ def _lines(text: str):
     yield text[pos:]
 
 # %% ../../nbs/14_compressors_text.ipynb #0766b3b6
-def _walk_sections(text: str, paragraphs: bool) -> list[tuple[int, int]]:
-    "`sections` of `text` read one line at a time (fenced code blocks need it): paragraphs when `paragraphs`, else lines."
-    spans, start, last, fence, indent, pos = [], None, None, None, 0, 0
-    def close():
-        nonlocal start
-        if start is not None: spans.append((start, last))
-        start = None
-    for line in _lines(text):                                # one line at a time: no list of every line
-        end, blank = pos + len(line), not line.strip()
-        if fence:
-            if not blank: last = pos + len(line.rstrip())
-            if _closes(line, fence, indent): fence = None; close()
-        elif m := _FENCE_OPEN.match(line):
-            close()
-            start, last, fence, indent = pos, pos + len(line.rstrip()), m.group(2), len(m.group(1))
-        elif not blank:
-            if not paragraphs: close()
-            if start is None: start = pos
-            last = pos + len(line.rstrip())
-        elif paragraphs: close()
-        pos = end + 1
-    close()
-    return [(a, b) for a, b in spans if b > a]
-
 _ANY_FENCE = re.compile(r'(?m)^ *(?:`{3}|~{3})')                 # a line `_FENCE_OPEN` opens
 _PARAGRAPH = re.compile(r'(?m)^[^\n]*\S(?:[^\S\n]*\n[^\n]*\S)*')   # non-blank lines in a row, to the last non-space
 _LINE = re.compile(r'(?m)^[^\n]*\S')                              # one non-blank line, to its last non-space
