@@ -8,8 +8,8 @@ __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_
            'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES',
            'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES',
            'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap',
-           'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses',
-           'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind',
+           'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'forget_payloads', 'yaml_parses',
+           'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind',
            'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
@@ -395,6 +395,11 @@ def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | 
     "Every scalar inside a collection and every flow collection of the YAML `text` (str) that spans several lines, as 0-based inclusive `(first, last)` line numbers of `text.split('\\n')` (a block scalar ends at its last non-blank line unless it keeps them, `|+`), from the parser's events; None when `text` does not parse, or with `unique_keys` when a mapping repeats a scalar key (YAML forbids it; stack traces and logs that happen to parse do it all the time)."
     found = _yaml_extents(text)
     return None if found is None or (unique_keys and found[1]) else found[0]
+
+# %% ../nbs/03_detect.ipynb #800fe44d
+def forget_payloads() -> None:
+    "Empty the one-payload caches (`parse_table`, `_yaml_extents`) so nothing of the last payload (bytes, text or parse) stays alive after a call."
+    parse_table.cache_clear(); _yaml_extents.cache_clear()
 
 # %% ../nbs/03_detect.ipynb #23df7139
 def _line_spans(data: bytes, numbers) -> list[tuple[int, int]]:

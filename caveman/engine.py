@@ -15,7 +15,7 @@ from fastcore.basics import patch
 
 from .tokens import Counter, default_counter, saved_ratio
 from .compressors.base import Compressor, Compressed, SAFETY_CLASSES, is_caveman_view
-from .detect import detect as detect_type, unwrap, rewrap
+from .detect import detect as detect_type, unwrap, rewrap, forget_payloads
 from . import ccr
 
 log = logging.getLogger('caveman')
@@ -260,8 +260,8 @@ def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str, re
 
 # %% ../nbs/30_engine.ipynb #d6aad178
 @patch
-def _transform(self: Engine, data: bytes | str, mode='compress', type='', query='', external_recovery=False,
-               allow_without_store=False) -> _Plan:
+def _plan(self: Engine, data: bytes | str, mode='compress', type='', query='', external_recovery=False,
+          allow_without_store=False) -> _Plan:
     data = as_bytes(data)
     before_of = self._count_later(data)
     body, layers = unwrap(data)
@@ -289,6 +289,14 @@ def _transform(self: Engine, data: bytes | str, mode='compress', type='', query=
     lossless = out.lossless_to_model if out.lossless_to_model is not None else SAFETY_CLASSES[winner.safety].reversible
     return _Plan(replace(res, output=output, tokens_after=after, ratio=saved_ratio(before, after),
                          method=out.method or winner.content_type, lossless_to_model=lossless), winner, True)
+
+# %% ../nbs/30_engine.ipynb #d9b8139b
+@patch
+def _transform(self: Engine, data: bytes | str, mode='compress', type='', query='', external_recovery=False,
+               allow_without_store=False) -> _Plan:
+    "`_plan(...)`, then nothing of `data` left in detection's caches; raises what `_plan` raises."
+    try: return self._plan(data, mode, type, query, external_recovery, allow_without_store)
+    finally: forget_payloads()
 
 # %% ../nbs/30_engine.ipynb #71e6d25b
 @patch

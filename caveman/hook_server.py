@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['SERVER_ENV', 'IDLE_ENV', 'IDLE_DEFAULT', 'KEY_ENV', 'PROTOCOL', 'MAX_HEADER', 'MAX_BODY', 'MAX_SOCKET_PATH',
-           'CONNECT_TIMEOUT', 'REPLY_TIMEOUT', 'SERVE_CODE', 'enabled', 'Unavailable', 'runtime_dir', 'server_key',
-           'socket_path', 'peer_ok', 'call', 'spawn', 'warm_up', 'serve', 'forward', 'status']
+           'CONNECT_TIMEOUT', 'REPLY_TIMEOUT', 'SERVE_CODE', 'GIVE_BACK_BYTES', 'RETIRE_BYTES', 'enabled',
+           'Unavailable', 'runtime_dir', 'server_key', 'socket_path', 'peer_ok', 'call', 'spawn', 'warm_up', 'serve',
+           'forward', 'status']
 
 # %% ../nbs/64b_hook_server.ipynb #b7beee0f
 import json, os, socket, stat, sys
@@ -168,6 +169,12 @@ def spawn(env=None) -> int:
 # %% ../nbs/64b_hook_server.ipynb #7d7e3c4c
 _SERVED = [0]     # calls answered by this process's server
 
+def _rss() -> int | None:
+    "This process's resident memory now, in bytes (Linux's `/proc/self/statm`); None where there is no such file."
+    try:
+        with open('/proc/self/statm') as f: return int(f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+    except (OSError, ValueError, IndexError): return None
+
 def _run(argv: list[str], data: bytes) -> tuple[int, bytes, bytes]:
     "Run `argv` on stdin bytes `data` as a process would: `(status, stdout, stderr)`; raises `Unavailable` for another command."
     import io
@@ -182,7 +189,8 @@ def _run(argv: list[str], data: bytes) -> tuple[int, bytes, bytes]:
     if argv == ['--status']:
         import resource
         u = resource.getrusage(resource.RUSAGE_SELF)
-        return 0, json.dumps({'pid': os.getpid(), 'calls': _SERVED[0], 'cpu': u.ru_utime + u.ru_stime, 'declines': _DECLINE[0] if _DECLINE else None}).encode(), b''
+        return 0, json.dumps({'pid': os.getpid(), 'calls': _SERVED[0], 'cpu': u.ru_utime + u.ru_stime, 'rss': _rss(),
+                              'declines': _DECLINE[0] if _DECLINE else None}).encode(), b''
     raise Unavailable(f'not a command the server runs: {argv[:1]}')
 
 # %% ../nbs/64b_hook_server.ipynb #481ecf5e
@@ -259,33 +267,55 @@ def _sweep(d: str, keep: str) -> list[str]:
     return removed
 
 # %% ../nbs/64b_hook_server.ipynb #b2c836fb
-def _handle(conn, key: str, lock) -> None:
+GIVE_BACK_BYTES = 4 << 20     # a call that leaves the server this much above its RSS before (bytes) is followed by giving freed memory back
+RETIRE_BYTES = 16 << 20       # a server still this much above its warm RSS (bytes) after giving back exits
+
+def _give_back() -> None:
+    "Collect cycles and return the free heap to the OS (glibc's `malloc_trim(0)`; nothing where the C library lacks it). Never raises."
+    import ctypes, gc
+    gc.collect()
+    try: ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError): pass
+
+def _one_arena() -> None:
+    "Make every thread of this process share glibc's main malloc arena (`mallopt(M_ARENA_MAX, 1)`), so `_give_back` can return what any thread freed; nothing where the C library lacks it. Never raises."
+    import ctypes
+    try: ctypes.CDLL(None).mallopt(-8, 1)        # M_ARENA_MAX
+    except (OSError, AttributeError): pass
+
+# %% ../nbs/64b_hook_server.ipynb #94b542bc
+def _handle(conn, key: str, lock) -> int:
+    "Answer one connection `conn` (one request) under `lock`; returns the request's body size in bytes (0 when none was read). Never raises."
+    size = 0
     try:
         conn.settimeout(REPLY_TIMEOUT)
-        if not peer_ok(conn): return
+        if not peer_ok(conn): return size
         h, data = _unframe(_read_all(conn, MAX_BODY + MAX_HEADER))
-        if h.get('key') != key: conn.sendall(_frame({'error': 'another configuration'})); return
+        size = len(data)
+        if h.get('key') != key: conn.sendall(_frame({'error': 'another configuration'})); return size
         argv = h.get('argv')
         cwd = h.get('cwd')
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not isinstance(cwd, str) or h.get('bytes') != len(data):
-            conn.sendall(_frame({'key': key, 'error': 'a request cut short'})); return
+            conn.sendall(_frame({'key': key, 'error': 'a request cut short'})); return size
         try:
             with lock:                 # one call at a time, in the caller's directory
                 if _DECLINE and argv != ['--status']: raise Unavailable(f'the server declines calls: {_DECLINE[0]}')
                 os.chdir(cwd)
                 rc, out, err = _logged(_run, argv, data)
                 if argv != ['--status']: _SERVED[0] += 1
-        except (Unavailable, OSError) as e: conn.sendall(_frame({'key': key, 'error': str(e)})); return
+        except (Unavailable, OSError) as e: conn.sendall(_frame({'key': key, 'error': str(e)})); return size
         conn.sendall(_frame({'key': key, 'rc': rc, 'out': len(out), 'err': len(err)}, out, err))
     except Exception: pass        # the client falls back to running in process
     finally: conn.close()
+    return size
 
 # %% ../nbs/64b_hook_server.ipynb #47658679
 def serve(idle: float | None = None) -> int:
-    "Serve this configuration's socket until idle for `idle` seconds (default `$CAVEMAN_HOOK_SERVER_IDLE`, else 600), until the socket is not this server's, or until SIGTERM; returns 0 (also when another server holds the lock)."
+    "Serve this configuration's socket until idle for `idle` seconds (default `$CAVEMAN_HOOK_SERVER_IDLE`, else 600), until the socket is not this server's, until a big call leaves it more than `RETIRE_BYTES` above its warm RSS, or until SIGTERM; returns 0 (also when another server holds the lock)."
     import signal, threading, time
     from caveman.settings import env_int
     idle = env_int(IDLE_ENV, IDLE_DEFAULT) if idle is None else idle
+    _one_arena()                       # before the first thread: what a call frees can be given back
     key = server_key()
     path = socket_path(key)
     lockpath = path[:-len('.sock')] + '.lock'
@@ -309,19 +339,28 @@ def serve(idle: float | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))    # leave as an idle server leaves
     lock, busy, last = threading.Lock(), [1], [time.monotonic()]     # busy while warming up: the idle time counts from its end
+    base, retire = [None], []          # RSS once warm; set when a big call left the server too large to keep
     def warm():
         try: _warm(lock)
-        finally: busy.pop(); last[0] = time.monotonic()
+        finally: base[0] = _rss(); busy.pop(); last[0] = time.monotonic()
     threading.Thread(target=warm, name='caveman-warm-up', daemon=True).start()
+    def settle():
+        if base[0] is None: return
+        now = _rss() or 0
+        if now - base[0] <= GIVE_BACK_BYTES: base[0] = max(base[0], now); return   # what calls load (a grammar, a parser) stays
+        _give_back()
+        if (_rss() or 0) - base[0] > RETIRE_BYTES: retire.append(1)
     _sweep(os.path.dirname(path), os.path.basename(lockpath)[:-len('.lock')])
     def work(conn):
-        try: _handle(conn, key, lock)
+        try:
+            _handle(conn, key, lock)
+            with lock: settle()            # before the next call starts
         finally: busy.pop(); last[0] = time.monotonic()
     def ours():
         try: return os.lstat(path).st_ino == ino
         except OSError: return False
     try:
-        while ours():
+        while ours() and not retire:
             try: conn, _ = srv.accept()
             except TimeoutError:
                 if not busy and time.monotonic() - last[0] > idle: break
@@ -351,6 +390,6 @@ def forward(argv: list[str], data: bytes) -> tuple[int, bytes, bytes] | None:
 
 # %% ../nbs/64b_hook_server.ipynb #513865c8
 def status(env=None) -> dict | None:
-    "`{'pid': int, 'calls': int, 'cpu': seconds, 'declines': why or None}` of the server of this configuration (environment `env`, default `os.environ`), or None when none answers."
+    "`{'pid': int, 'calls': int, 'cpu': seconds, 'rss': bytes or None, 'declines': why or None}` of the server of this configuration (environment `env`, default `os.environ`), or None when none answers."
     try: return json.loads(call(['--status'], b'', env)[1])
     except (Unavailable, ValueError): return None

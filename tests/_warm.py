@@ -13,7 +13,7 @@ def in_env(code: str, env: dict) -> str:
 
 
 def server_status(env: dict) -> dict | None:
-    "`hook_server.status()` in `env`: `{'pid', 'calls', 'cpu', 'declines'}`, or None when no server of that configuration answers."
+    "`hook_server.status()` in `env`: `{'pid', 'calls', 'cpu', 'rss', 'declines'}`, or None when no server of that configuration answers."
     return json.loads(in_env('import json; from caveman.hook_server import status; print(json.dumps(status()))', env))
 
 

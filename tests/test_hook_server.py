@@ -253,3 +253,31 @@ def test_a_killed_server_leaves_nothing_behind_for_long(env):
     assert runtime_files(env) == mine                           # the new server removed the dead one's
     stop(other)
     assert runtime_files(env) == []
+
+
+@pytest.mark.slow
+def test_a_big_call_gives_its_memory_back(env, tmp_path):
+    "After an 8 MB persisted Bash output, the server is back within `RETIRE_BYTES` of its resident memory before the call, or it has exited and the next call starts a fresh one (break test 8: it kept its peak, hundreds of MB, until it went idle)."
+    from caveman.hook_server import RETIRE_BYTES
+    run(HOOK, bash_event('warm-up ' + corpus_path('log_pip_install_verbose.log').read_text(errors='replace')[:4000]), env)
+    pid = wait_for_server(env)['pid']
+    run(HOOK, bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace')), env)
+    before = server_status(env)['rss']
+    lines = corpus_path('log_pip_install_verbose.log').read_bytes().splitlines(keepends=True)
+    big = b''.join(lines[i % len(lines)].replace(b'\n', b' #%d\n' % i) for i in range(200_000))[:8_000_000]
+    path = tmp_path / 'persisted.txt'
+    path.write_bytes(big)
+    event = json.dumps({'hook_event_name': 'PostToolUse', 'tool_name': 'Bash', 'tool_input': {'command': 'x'}, 'cwd': '/',
+                        'tool_response': {'stdout': big[:30000].decode(errors='replace'), 'stderr': '', 'interrupted': False,
+                                          'persistedOutputPath': str(path)}}).encode()
+    code, out, _ = run(HOOK, event, env)
+    assert code == 0 and HANDLE.search(stdout_of(out))
+    for _ in range(50):                                         # the server gives memory back once the answer is sent
+        st = server_status(env)
+        if st is None or st['rss'] - before <= RETIRE_BYTES: break
+        time.sleep(0.2)
+    if st is None: assert gone(pid)                             # it retired: the next call starts another
+    else: assert st['pid'] == pid and st['calls'] == 2 and st['rss'] - before <= RETIRE_BYTES, (before, st)
+    code, out, _ = run(HOOK, bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace')), env)
+    assert code == 0 and HANDLE.search(stdout_of(out))
+    assert wait_for_server(env)
