@@ -56,3 +56,10 @@ def test_compressor_peak_memory_is_a_small_multiple_of_the_payload():
     finally: tracemalloc.stop()
     assert out is not None and len(out) < len(body) * 0.8
     assert peak < 5 * len(body), peak / len(body)
+
+
+def test_flagged_lines_on_non_ascii_blocks():
+    "Blocks with non-ASCII text are lowered as UTF-8 bytes (ASCII lowering, as the pattern folds case): the same lines as `flagged` line by line."
+    lines = build('search', 100_000).decode().split('\n')
+    lines = [l + (' ſecret \u212aey İ é' if i % 3 == 0 else '') for i, l in enumerate(lines)] + ['Token é', 'x\ud800 KEY']
+    assert search.flagged_lines(lines) == [search.flagged(l) for l in lines]

@@ -128,8 +128,8 @@ def _file_lines(body: bytes):
 # %% ../../nbs/15_compressors_diff.ipynb #e2f5c14d
 _BLOCK = re.compile(b'%c{%d,}|%c{%d,}' % (ADDED, GENERATED_BLOCK_MIN, REMOVED, GENERATED_BLOCK_MIN))
 
-def _block_drops(body: bytes, lines: list[bytes], roles: bytearray, signals: list, drop: bytearray) -> None:
-    "Set `drop[k]` to ADDED or REMOVED for the lines hidden inside large blocks."
+def _blocks(body: bytes, lines: list[bytes], roles: bytearray):
+    "The large blocks, ascending: `(a, b)` per block, `lines[a:b]` its lines that may be hidden (one side, past its head and before its tail)."
     files, generated = iter(_file_lines(body)), False
     f = next(files, None)
     for m in _BLOCK.finditer(roles):
@@ -139,21 +139,47 @@ def _block_drops(body: bytes, lines: list[bytes], roles: bytearray, signals: lis
                 generated = generated_file((h[1] or h[2]).decode('utf-8', 'replace'))
             f = next(files, None)
         lo, head, tail = (GENERATED_BLOCK_MIN, GENERATED_HEAD, GENERATED_TAIL) if generated else (BLOCK_MIN, BLOCK_HEAD, BLOCK_TAIL)
-        if j - i >= lo:
-            text = [lines[k].decode('utf-8', 'replace') for k in range(i + head, j - tail)]
-            for k, must in zip(range(i + head, j - tail), must_keep_lines(text)):
-                if not must and not signals[k]: drop[k] = roles[i]
+        if j - i >= lo: yield i + head, j - tail
+
+# %% ../../nbs/15_compressors_diff.ipynb #eb6d9841
+from bisect import bisect_right
+
+_SEGMENT = re.compile(rb'^(?:@@|diff )', re.M)
+
+def _block_signals(body: bytes, lines: list[bytes], spans: list[tuple[int, int]]) -> dict[int, str]:
+    "`{k: flag}` for the lines `k` of the line ranges `spans` (each inside one segment) that `diff_signal_flags` flags, reading only their segments."
+    starts, line, prev = [0], 0, 0                             # segment starts; lines before the first `@@` make one of their own
+    for m in _SEGMENT.finditer(body):
+        line += body.count(b'\n', prev, m.start()); prev = m.start()
+        if line: starts.append(line)
+    starts.append(len(lines))
+    segs = sorted({bisect_right(starts, a) - 1 for a, _ in spans})
+    picked = [k for s in segs for k in range(starts[s], starts[s + 1])]
+    flags = diff_signal_flags([lines[k].decode('utf-8', 'replace').rstrip('\r') for k in picked])
+    return {k: f for k, f in zip(picked, flags) if f}
+
+# %% ../../nbs/15_compressors_diff.ipynb #492ac89f
+def _block_drops(body: bytes, lines: list[bytes], roles: bytearray, held: set[int], drop: bytearray) -> None:
+    "Set `drop[k]` to ADDED or REMOVED for the lines hidden inside large blocks; `held`: lines a first pass kept (`_held`)."
+    hide = []                                                   # per block: its lines no log word keeps
+    for a, b in _blocks(body, lines, roles):
+        text = [lines[k].decode('utf-8', 'replace') for k in range(a, b)]
+        if ks := [k for k, must in zip(range(a, b), must_keep_lines(text)) if not must and k not in held]: hide.append(ks)
+    if not hide: return
+    signals = _block_signals(body, lines, [(ks[0], ks[-1]) for ks in hide])
+    for ks in hide:
+        for k in ks:
+            if k not in signals: drop[k] = roles[k]
 
 # %% ../../nbs/15_compressors_diff.ipynb #0df24953
-def _held(body: bytes, lines: list[bytes], roles: bytearray, signals: list) -> list:
-    "`signals` plus every changed line of a hunk that already holds an added/removed marker: what a first pass kept there stays (its rewrite edits cannot be recomputed from a view), so a second pass declines."
-    if b'elided (caveman)' not in body: return signals
+def _held(body: bytes, lines: list[bytes], roles: bytearray) -> set[int]:
+    "Every changed line of a hunk that already holds an added/removed marker: what a first pass kept there stays (its rewrite edits cannot be recomputed from a view), so a second pass declines."
+    if b'elided (caveman)' not in body: return set()
     starts = [i for i, l in enumerate(lines) if l.startswith((b'@@', b'diff '))] + [len(lines)]
-    out = list(signals)
+    out = set()
     for a, b in zip(starts, starts[1:]):
         if any((m := _MARKER.match(lines[k])) and m[2] != b'context' for k in range(a, b)):
-            for k in range(a, b):
-                if roles[k] in (ADDED, REMOVED) and not out[k]: out[k] = 'held'
+            out.update(k for k in range(a, b) if roles[k] in (ADDED, REMOVED))
     return out
 
 # %% ../../nbs/15_compressors_diff.ipynb #989c796a
@@ -175,8 +201,7 @@ def compress_diff(body: bytes, query: str = '') -> bytes | None:
         a, b = m.span()
         a, b = a + CONTEXT_LINES if a else a, b - CONTEXT_LINES if b < n else b
         if a < b: drop[a:b] = bytes(b - a)
-    signals = _held(body, lines, roles, diff_signal_flags([l.decode('utf-8', 'replace').rstrip('\r') for l in lines]))
-    _block_drops(body, lines, roles, signals, drop)
+    _block_drops(body, lines, roles, _held(body, lines, roles), drop)
     crlf, out, i, dropped = crlf_majority(body), [], 0, False
     for m in _DROPPED_RUN.finditer(drop):
         a, b = m.span()

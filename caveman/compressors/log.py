@@ -8,9 +8,7 @@ __all__ = ['HEAD', 'TAIL', 'QUERY_LIMIT', 'MIN_TEMPLATE_RUN', 'COMPRESSOR', 'mus
 
 # %% ../../nbs/12_compressors_log.ipynb #3ab6395b
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import accumulate
 from caveman.compressors.base import (
     Compressor, CONTRACT_PREFIX, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, keep_non_redundant,
     log_fields, query_fill)
@@ -34,28 +32,35 @@ def must_keep_lines(lines: Sequence[str]) -> list[bool]:
     return keep
 
 # %% ../../nbs/12_compressors_log.ipynb #45f3454a
+_STEMS_B = tuple(s.encode() for s in _STEMS)
+_WORD_AT_B = re.compile(_WORD_AT.pattern.encode())               # bytes: `\b` is ASCII
+_GO_LINE_B = re.compile(_GO_LINE.pattern.encode())
+_WORD_BYTES = frozenset(b'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_')
+
 def _must_keep_block(lines: Sequence[str], a: int, z: int, keep: list[bool]) -> None:
-    "Set `keep` for the word, `.go:` and `caused by` rules over `lines[a:z]`, one lower-cased text for the block."
-    block = lines[a:z]
-    text = '\n'.join(block)
-    low = text.lower()
-    if len(low) != len(text):                                        # a letter lowered to two: each line lowered alone, as it reads
-        block = [l.lower() for l in block]
-        low = '\n'.join(block)
-    del text
-    starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line n of the block starts at starts[n] of `low`
-    def scan(needle, check):
-        i = low.find(needle)
+    "Set `keep` for the word, `.go:` and `caused by` rules over `lines[a:z]`, one ASCII-lowered copy of the block's UTF-8."
+    raw = '\n'.join(lines[a:z]).encode('utf-8', 'surrogatepass')
+    low = raw.lower()
+    hits = [m.start() for m in _GO_LINE_B.finditer(raw)]             # case-sensitive, on the text itself
+    del raw
+    for stem in _STEMS_B:
+        i = low.find(stem)
         while i >= 0:
-            n = bisect_right(starts, i) - 1
-            if not keep[a + n] and check(i, a + n): keep[a + n] = True
-            i = low.find(needle, starts[n + 1] if keep[a + n] else i + 1)
-    def word_at(i, n):
-        c = low[i - 1] if i else ' '
-        return not (c.isascii() and (c.isalnum() or c == '_')) and _WORD_AT.match(low, i) is not None
-    for stem in _STEMS: scan(stem, word_at)
-    scan('.go:', lambda i, n: _GO_LINE.search(lines[n]) is not None)       # case-sensitive, on the line itself
-    scan('caused by', lambda i, n: True)
+            if (not i or low[i - 1] not in _WORD_BYTES) and _WORD_AT_B.match(low, i):
+                hits.append(i)
+                i = low.find(b'\n', i)                                # the line is kept: this stem goes on from its end
+                if i < 0: break
+            i = low.find(stem, i + 1)
+    i = low.find(b'caused by')
+    while i >= 0:
+        hits.append(i)
+        i = low.find(b'\n', i)
+        i = low.find(b'caused by', i) if i >= 0 else -1
+    hits.sort()
+    n, prev = a, 0
+    for i in hits:
+        n += low.count(b'\n', prev, i); prev = i
+        keep[n] = True
 
 # %% ../../nbs/12_compressors_log.ipynb #0ad544d8
 def must_keep(line: str) -> bool:

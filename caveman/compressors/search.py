@@ -167,28 +167,30 @@ def flagged(line: str) -> bool:
     return _FLAGGED.search(line) is not None
 
 # %% ../../nbs/17_compressors_search.ipynb #bce412ec
-from bisect import bisect_right
-from itertools import accumulate
-
 _FLAG_LITERALS = tuple(w.lower() for w in FLAG_WORDS if not any(v != w and v in w for v in FLAG_WORDS))   # FAILED holds FAIL
-_ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+_FLAG_BYTES = tuple(w.encode() for w in _FLAG_LITERALS)
 _BLOCK = 2048
 
 def flagged_lines(lines: Sequence[str]) -> list[bool]:
     "`[flagged(l) for l in lines]`, the pattern tried only on the lines whose ASCII-lowered text holds a lowered flag word."
     out = [False] * len(lines)
     for b in range(0, len(lines), _BLOCK):
-        block = lines[b:b + _BLOCK]
-        text = ''.join(block)
-        low = text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+        text = '\n'.join(lines[b:b + _BLOCK])
+        if text.isascii(): low, lits, nl = text.lower(), _FLAG_LITERALS, '\n'   # ASCII: `str.lower` is ASCII lowering
+        else: low, lits, nl = text.encode('utf-8', 'surrogatepass').lower(), _FLAG_BYTES, b'\n'
         del text
-        starts = [0, *accumulate(map(len, block))]
-        for lit in _FLAG_LITERALS:
+        hits = []
+        for lit in lits:
             i = low.find(lit)
             while i >= 0:
-                k = bisect_right(starts, i) - 1
-                if not out[b + k]: out[b + k] = flagged(block[k])
-                i = low.find(lit, starts[k + 1])
+                hits.append(i)
+                i = low.find(nl, i)                                 # one hit a line is enough: on from its end
+                i = low.find(lit, i) if i >= 0 else -1
+        hits.sort()
+        k, prev = b, 0
+        for i in hits:
+            k += low.count(nl, prev, i); prev = i
+            if not out[k]: out[k] = flagged(lines[k])
     return out
 
 # %% ../../nbs/17_compressors_search.ipynb #ac72c660
