@@ -454,6 +454,15 @@ class _LineCounts:
         "Significant lines that are no section, key, item, document marker or assignment; `upper`: a bound from the first three classes only."
         p = self['significant'] - self['section'] - self['key']
         return p if upper else p - self['assign'] - (self['dash'] - self['dash_key']) - self['docmark']
+    def no_prose(self) -> bool:
+        "`self.prose() == 0`; when no spans are left out and no line can be in two classes (`_OVERLAP`), by one search for a significant line in no class (`_UNCLASSIFIED`) that stops at the first."
+        if self.spans or _OVERLAP.search(self.framed): return self.prose() == 0
+        return _UNCLASSIFIED.search(self.framed) is None
+
+# %% ../nbs/03_detect.ipynb #d89f88a6
+_UNCLASSIFIED = re.compile(rb'\n(?=' + _CONFIG_LINES['significant'].pattern[2:] + rb')'
+                           + b''.join(rb'(?!' + _CONFIG_LINES[n].pattern[2:] + rb')' for n in ('section', 'key', 'assign', 'dash', 'docmark')))
+_OVERLAP = re.compile(rb'\n[ \t\r\x0b\x0c]*(?:-|---|\.\.\.)[ \t]+:')
 
 # %% ../nbs/03_detect.ipynb #a42a9556
 def yaml_parses(data: bytes) -> bool:
@@ -503,7 +512,7 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     try: text = data.decode('utf-8')
     except UnicodeDecodeError: return None
     if c.at_least('section', 2) and c.at_least('assign', 2):
-        if c.at_least('assign', 4) and c.prose() == 0 and b'"""' not in data and b"'''" not in data:
+        if c.at_least('assign', 4) and c.no_prose() and b'"""' not in data and b"'''" not in data:
             ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
             return 'ini' if ini else 'toml'
         if config_parses('toml', text): return 'toml'
@@ -722,7 +731,7 @@ _PROMPT = _rx(rb'\n[A-Za-z0-9_.-]{1,64}{P}@[A-Za-z0-9_.-]{1,253}{P}:[^\n$#]{0,40
 
 def _is_terminal(body: bytes) -> bool:
     if b'\x1b' in body and _CSI.search(body): return True
-    if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _is_log(body): return True
+    if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _whole_log(body): return True
     return b'@' in body and _count_at_least(_PROMPT, b''.join((b'\n', body, b'\n')), 2)
 
 # %% ../nbs/03_detect.ipynb #23e4e9a2
@@ -1002,11 +1011,22 @@ def bounded_sample(body: bytes) -> bytes:
         done = b + 1
     return b'\n'.join(pieces)
 
+# %% ../nbs/03_detect.ipynb #08bf3537
+_LOG_ANSWER = None
+
+def _whole_log(body: bytes) -> bool:
+    "`_is_log(body)`, computed once per `detect` call on `body` (kept in the slot `detect` opened for it)."
+    global _LOG_ANSWER
+    got = _LOG_ANSWER
+    if got is None or got[0] is not body: return _is_log(body)         # not inside `detect` of this body: nothing kept
+    if got[1] is None: _LOG_ANSWER = got = (body, _is_log(body))
+    return got[1]
+
 # %% ../nbs/03_detect.ipynb #02627db4
 def _sampled_log(body: bytes) -> bool:
     if len(body) >= SAMPLE_MIN_BYTES and not _test_run(body):
         if not _is_log(bounded_sample(body), relax=SAMPLE_RELAX): return False
-    return _is_log(body)
+    return _whole_log(body)
 
 # %% ../nbs/03_detect.ipynb #8ef356e7
 def _sampled_search(body: bytes) -> bool:
@@ -1020,7 +1040,11 @@ RULES = (('binary', _is_binary), ('json', _is_json), ('terminal', _is_terminal),
 
 def detect(body: bytes) -> str:
     "The content type of an unwrapped payload (bytes): the first of `RULES` that matches, else 'text' (reference §2.1 with the changes documented in `caveman.detect`)."
+    global _LOG_ANSWER
     if not body.strip(_WS): return 'text'
-    for kind, rule in RULES:
-        if rule(body): return kind
-    return 'text'
+    _LOG_ANSWER = (body, None)                             # the slot `_whole_log` fills for this payload
+    try:
+        for kind, rule in RULES:
+            if rule(body): return kind
+        return 'text'
+    finally: _LOG_ANSWER = None                            # the payload is not kept past its call
