@@ -5,11 +5,11 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
-           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES',
-           'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES',
-           'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap',
-           'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses',
-           'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind',
+           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES',
+           'MIN_SECTIONED_LINES', 'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES',
+           'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter',
+           'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses',
+           'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind',
            'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
@@ -862,10 +862,10 @@ def _numbered_records(framed: bytes, starts: set):
             starts.update(m.start() for ms in numbers.values() for m in ms if not _statement_like(m.group()))
 
 # %% ../nbs/03_detect.ipynb #63ca88cc
-_SEARCH_LINE = re.compile(rb'\n(?:([./~A-Za-z0-9_-][^:\n]{0,239}):\d+(?::\d+)?:|https?://)')
+_SEARCH_LINE = _rx(rb'\n(?:([./~A-Za-z0-9_-][^:\n]{0,239}{P}):\d+{P}(?::\d+{P})?:|https?://)')   # possessive: no `:` to find by giving back
 _HEADING_HIT = re.compile(rb'\n\d+[:-]')
 _HEADING_GROUP = re.compile(rb'(?:\A|\n\n)([^\s\d:][^\s:]{0,4095})((?:\n\d+[:-][^\n]*)+)')
-_PATH_HIT = re.compile(rb'\n(?=[^:\s]{0,240}[./])[./~A-Za-z0-9_-][^:\s]{0,239}:\d+(?::\d+)?:')   # a path, not `2026-11-30 07:00:`
+_PATH_HIT = _rx(rb'\n(?=[^:\s./]{0,240}{P}[./])[./~A-Za-z0-9_-][^:\s]{0,239}{P}:\d+{P}(?::\d+{P})?:')   # a path, not `2026-11-30 07:00:`
 
 def _heading_hits(body: bytes) -> int:
     "Lines of `rg --heading` groups in `body`: each path line with the numbered hit lines under it, and the blank line before it."
@@ -873,11 +873,27 @@ def _heading_hits(body: bytes) -> int:
     return sum(1 + m.group(2).count(b'\n') + (m.start() > 0) for m in _HEADING_GROUP.finditer(body.replace(b'\r\n', b'\n'))
                if b'/' in m.group(1) or b'.' in m.group(1))
 
+# %% ../nbs/03_detect.ipynb #80caef57
+LINE_CHUNK = 64 * 1024
+
+def _line_matches(pattern: re.Pattern, framed: bytes, enough: int, settle: bool = True) -> tuple[list, bool]:
+    "`(found, reached)`: `pattern.findall` over `framed` (every match starts at a `\\n` and stays on its line), read in line-aligned runs of about `LINE_CHUNK` bytes until `enough` are found (`reached`), or with `settle` until the `\\n`s left cannot reach it (`found` is then partial)."
+    found, pos, n = [], 0, len(framed)
+    left = framed.count(b'\n')                                    # a match can still start at each `\n` not read
+    while pos < n:
+        end = framed.find(b'\n', pos + LINE_CHUNK)
+        if end < 0: end = n
+        found += pattern.findall(framed, pos, end)
+        if len(found) >= enough: return found, True
+        left -= framed.count(b'\n', pos, end); pos = end
+        if settle and len(found) + left < enough: break
+    return found, False
+
 # %% ../nbs/03_detect.ipynb #9b8d31f1
 def _search_dominated(body: bytes, lines: int) -> bool:
     "At least half of the `lines` are `path:line:` hits or lines of `rg --heading` groups (the log rule's veto)."
     if lines < 6: return False
-    return _count_at_least(_PATH_HIT, b'\n' + body, (lines + 1) // 2) or 2 * _heading_hits(body) >= lines
+    return _line_matches(_PATH_HIT, b'\n' + body, (lines + 1) // 2)[1] or 2 * _heading_hits(body) >= lines
 
 # %% ../nbs/03_detect.ipynb #7dbf6c00
 _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|failed|error|errors|skipped|xfailed|xpassed|warnings?|deselected)'
@@ -914,10 +930,9 @@ def _is_search_result(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 6: return False
     framed = b''.join((b'\n', body, b'\n'))                 # one copy, not two
-    enough, hits = max(4, -(-lines // (3 * relax))), []      # a third of the lines (a `relax`-th of that), and at least 4
-    for m in _SEARCH_LINE.finditer(framed):                  # stops there: the answer is yes whatever the rest holds
-        hits.append(m.group(1) or b'')                       # as `findall` gives it: b'' for a URL hit
-        if len(hits) >= enough: return True
+    enough = max(4, -(-lines // (3 * relax)))                # a third of the lines (a `relax`-th of that), and at least 4
+    hits, reached = _line_matches(_SEARCH_LINE, framed, enough, settle=False)   # each path, b'' for a URL hit
+    if reached: return True                                  # stops there: the answer is yes whatever the rest holds
     if relax > 1 and 3 * relax * _heading_hits(body) >= 2 * lines: return True   # relaxed: either share, at a `relax`-th
     elif len(hits) < 4: return 3 * _heading_hits(body) >= 2 * lines
     paths, context = set(hits), len(_GROUP_SEPARATOR.findall(framed))
