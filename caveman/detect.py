@@ -992,11 +992,13 @@ def _mostly_statements(t: bytes) -> bool:
         end = t.find(b'\n', pos + STATEMENT_CHUNK)
         if end < 0: end = n
         run = t[pos:end].split(b'\n'); pos = end + 1; left -= len(run)   # one split in C per run, not a find and a slice per line
-        for s in run:
+        for s in run:                                        # `_KEYWORD_START.match(s) or _statement_like(s)`, inlined, cheapest test first
             s = s.lstrip(b' \t')
-            if s.rstrip(_WS) and not s.startswith(_COMMENT_START):
-                lines += 1
-                if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
+            if not s.rstrip(_WS) or s.startswith(_COMMENT_START): continue
+            lines += 1
+            e = s.rstrip(b' \t\r')
+            if e[-1] in _STATEMENT_ENDS or e.endswith(b'=>') or (b'(' in s and _CALL.search(s)) or (b'=' in s and _ASSIGN_OP.search(s)) or _KEYWORD_START.match(s):
+                statements += 1
         if statements * 4 >= lines + left: return True           # settled whatever follows?
         if (statements + left) * 4 < lines + left: return False
     return statements * 4 >= lines
