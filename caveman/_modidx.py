@@ -830,6 +830,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect._is_table': ('detect.html#_is_table', 'caveman/detect.py'),
                                 'caveman.detect._is_tabular': ('detect.html#_is_tabular', 'caveman/detect.py'),
                                 'caveman.detect._is_terminal': ('detect.html#_is_terminal', 'caveman/detect.py'),
+                                'caveman.detect._line_count': ('detect.html#_line_count', 'caveman/detect.py'),
                                 'caveman.detect._line_matches': ('detect.html#_line_matches', 'caveman/detect.py'),
                                 'caveman.detect._line_spans': ('detect.html#_line_spans', 'caveman/detect.py'),
                                 'caveman.detect._listing_source': ('detect.html#_listing_source', 'caveman/detect.py'),

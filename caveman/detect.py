@@ -906,6 +906,14 @@ def _test_run(body: bytes) -> bool:
     return _TEST_RUN.search(b''.join((b'\n', body, b'\n'))) is not None
 
 # %% ../nbs/03_detect.ipynb #b67d53bf
+_STATUS_START = _rx(rb'\n(?=[ \t]*{P}[A-Za-z]+{P}[ \t]+{P}[A-Za-z]+{P}[ \t\r\n])')   # where `_STATUS_HEAD` matches
+_NUMBERED_START = _rx(rb'\n(?=[ \t]*{P}[A-Za-z][A-Za-z_ -]{0,40}{P}\d)')            # wherever `_NUMBERED_HEAD` matches, and more
+
+def _line_count(pattern: re.Pattern, framed: bytes) -> int:
+    "How many lines of `framed` open with `pattern` (a `\\n` and a lookahead), counted in C (a list of the one cached `b'\\n'`)."
+    return len(pattern.findall(framed))
+
+# %% ../nbs/03_detect.ipynb #524fa779
 def _is_log(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 4: return False
@@ -917,6 +925,8 @@ def _is_log(body: bytes, relax: int = 1) -> bool:
     _log_signals(body, framed, low, 0, cut, starts, need)
     if len(starts) < need and len(starts) + body.count(b'\n', cut) + 1 >= need:
         _log_signals(body, framed, low, cut, len(body), starts, need)
+    if len(starts) < need and len(starts) + _line_count(_STATUS_START, framed) + _line_count(_NUMBERED_START, framed) < need:
+        return False                                                     # the two line shapes below cannot add enough
     if len(starts) < need: _status_lines(framed, starts)
     if len(starts) < need: _numbered_records(framed, starts)
     return len(starts) >= need
