@@ -435,9 +435,10 @@ class _LineCounts:
         self.framed, self.spans, self.totals, self.seen = framed, spans, totals if totals is not None else {}, {}
     def __getitem__(self, name: str) -> int:
         if name not in self.seen:
-            p = _CONFIG_LINES[name]
-            if name not in self.totals: self.totals[name] = len(_CONFIG_STARTS[name].findall(self.framed))   # a list of one shared b'\n' per line
-            self.seen[name] = self.totals[name] - sum(len(p.findall(self.framed[a:b] + b'\n')) for a, b in self.spans)
+            p, f = _CONFIG_STARTS[name], self.framed
+            if name not in self.totals: self.totals[name] = len(p.findall(f))   # a list of one shared b'\n' per line
+            self.seen[name] = self.totals[name] - sum(len(p.findall(f, a, b + 1) if f[b:b + 1] == b'\n' else p.findall(f[a:b] + b'\n'))
+                                                      for a, b in self.spans)   # a span ends before a `\n`: counted in place, no copy
         return self.seen[name]
     def at_least(self, name: str, n: int) -> bool:
         "`self[name] >= n`, stopping at the n-th line when no spans are left out and the count is not known yet; a scan that reads to the end without reaching `n` keeps its exact count."
