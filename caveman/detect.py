@@ -900,10 +900,10 @@ def _search_dominated(body: bytes, lines: int) -> bool:
 _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|failed|error|errors|skipped|xfailed|xpassed|warnings?|deselected)'
                        rb'(?:, )?)+ in [\d.]+s(?: \([\d:]+\))? =+|Ran \d+ tests? in [\d.]+s)\r?(?=\n)')
 
-_SUMMARY_OPEN = re.compile(rb'\n(?:=|Ran )')                      # one scan for both openings, not two substring searches
+_SUMMARY_OPEN = re.compile(rb'\n(?:=|Ran )')    # one scan for both openings, not two substring searches
 
 def _test_run(body: bytes) -> bool:
-    "True when `body` holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`bytes.find`)."
+    "True when `body` holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`_SUMMARY_OPEN`, one scan)."
     if b'=' not in body: return False
     if not (body[:1] == b'=' or body.startswith(b'Ran ') or _SUMMARY_OPEN.search(body)): return False
     return _TEST_RUN.search(b''.join((b'\n', body, b'\n'))) is not None
