@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
-           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES',
-           'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES',
-           'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap',
-           'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'forget_payloads', 'yaml_parses',
-           'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'path_lines', 'config_kind',
-           'bounded_sample', 'detect']
+           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES',
+           'MIN_SECTIONED_LINES', 'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES',
+           'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter',
+           'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'forget_payloads',
+           'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'path_lines',
+           'config_kind', 'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -440,9 +440,10 @@ class _LineCounts:
         self.framed, self.spans, self.totals, self.seen = framed, spans, totals if totals is not None else {}, {}
     def __getitem__(self, name: str) -> int:
         if name not in self.seen:
-            p = _CONFIG_LINES[name]
-            if name not in self.totals: self.totals[name] = len(_CONFIG_STARTS[name].findall(self.framed))   # a list of one shared b'\n' per line
-            self.seen[name] = self.totals[name] - sum(len(p.findall(self.framed[a:b] + b'\n')) for a, b in self.spans)
+            p, f = _CONFIG_STARTS[name], self.framed
+            if name not in self.totals: self.totals[name] = len(p.findall(f))   # a list of one shared b'\n' per line
+            self.seen[name] = self.totals[name] - sum(len(p.findall(f, a, b + 1) if f[b:b + 1] == b'\n' else p.findall(f[a:b] + b'\n'))
+                                                      for a, b in self.spans)   # a span ends before a `\n`: counted in place, no copy
         return self.seen[name]
     def at_least(self, name: str, n: int) -> bool:
         "`self[name] >= n`, stopping at the n-th line when no spans are left out and the count is not known yet; a scan that reads to the end without reaching `n` keeps its exact count."
@@ -459,6 +460,15 @@ class _LineCounts:
         "Significant lines that are no section, key, item, document marker or assignment; `upper`: a bound from the first three classes only."
         p = self['significant'] - self['section'] - self['key']
         return p if upper else p - self['assign'] - (self['dash'] - self['dash_key']) - self['docmark']
+    def no_prose(self) -> bool:
+        "`self.prose() == 0`; when no spans are left out and no line can be in two classes (`_OVERLAP`), by one search for a significant line in no class (`_UNCLASSIFIED`) that stops at the first."
+        if self.spans or _OVERLAP.search(self.framed): return self.prose() == 0
+        return _UNCLASSIFIED.search(self.framed) is None
+
+# %% ../nbs/03_detect.ipynb #d89f88a6
+_UNCLASSIFIED = re.compile(rb'\n(?=' + _CONFIG_LINES['significant'].pattern[2:] + rb')'
+                           + b''.join(rb'(?!' + _CONFIG_LINES[n].pattern[2:] + rb')' for n in ('section', 'key', 'assign', 'dash', 'docmark')))
+_OVERLAP = re.compile(rb'\n[ \t\r\x0b\x0c]*(?:-|---|\.\.\.)[ \t]+:')
 
 # %% ../nbs/03_detect.ipynb #a42a9556
 def yaml_parses(data: bytes) -> bool:
@@ -508,7 +518,7 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     try: text = data.decode('utf-8')
     except UnicodeDecodeError: return None
     if c.at_least('section', 2) and c.at_least('assign', 2):
-        if c.at_least('assign', 4) and c.prose() == 0 and b'"""' not in data and b"'''" not in data:
+        if c.at_least('assign', 4) and c.no_prose() and b'"""' not in data and b"'''" not in data:
             ini = _SEMICOLON_COMMENT.search(framed) or not all(map(_TOML_VALUE.match, _ASSIGN_VALUE.findall(framed)))
             return 'ini' if ini else 'toml'
         if config_parses('toml', text): return 'toml'
@@ -727,7 +737,7 @@ _PROMPT = _rx(rb'\n[A-Za-z0-9_.-]{1,64}{P}@[A-Za-z0-9_.-]{1,253}{P}:[^\n$#]{0,40
 
 def _is_terminal(body: bytes) -> bool:
     if b'\x1b' in body and _CSI.search(body): return True
-    if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _is_log(body): return True
+    if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _whole_log(body): return True
     return b'@' in body and _count_at_least(_PROMPT, b''.join((b'\n', body, b'\n')), 2)
 
 # %% ../nbs/03_detect.ipynb #23e4e9a2
@@ -858,10 +868,10 @@ def _numbered_records(framed: bytes, starts: set):
             starts.update(m.start() for ms in numbers.values() for m in ms if not _statement_like(m.group()))
 
 # %% ../nbs/03_detect.ipynb #63ca88cc
-_SEARCH_LINE = re.compile(rb'\n(?:([./~A-Za-z0-9_-][^:\n]{0,239}):\d+(?::\d+)?:|https?://)')
+_SEARCH_LINE = _rx(rb'\n(?:([./~A-Za-z0-9_-][^:\n]{0,239}{P}):\d+{P}(?::\d+{P})?:|https?://)')   # possessive: no `:` to find by giving back
 _HEADING_HIT = re.compile(rb'\n\d+[:-]')
 _HEADING_GROUP = re.compile(rb'(?:\A|\n\n)([^\s\d:][^\s:]{0,4095})((?:\n\d+[:-][^\n]*)+)')
-_PATH_HIT = re.compile(rb'\n(?=[^:\s]{0,240}[./])[./~A-Za-z0-9_-][^:\s]{0,239}:\d+(?::\d+)?:')   # a path, not `2026-11-30 07:00:`
+_PATH_HIT = _rx(rb'\n(?=[^:\s./]{0,240}{P}[./])[./~A-Za-z0-9_-][^:\s]{0,239}{P}:\d+{P}(?::\d+{P})?:')   # a path, not `2026-11-30 07:00:`
 
 def _heading_hits(body: bytes) -> int:
     "Lines of `rg --heading` groups in `body`: each path line with the numbered hit lines under it, and the blank line before it."
@@ -869,23 +879,49 @@ def _heading_hits(body: bytes) -> int:
     return sum(1 + m.group(2).count(b'\n') + (m.start() > 0) for m in _HEADING_GROUP.finditer(body.replace(b'\r\n', b'\n'))
                if b'/' in m.group(1) or b'.' in m.group(1))
 
+# %% ../nbs/03_detect.ipynb #80caef57
+LINE_CHUNK = 64 * 1024
+
+def _line_matches(pattern: re.Pattern, framed: bytes, enough: int, settle: bool = True) -> tuple[list, bool]:
+    "`(found, reached)`: `pattern.findall` over `framed` (every match starts at a `\\n` and stays on its line), read in line-aligned runs of about `LINE_CHUNK` bytes until `enough` are found (`reached`), or with `settle` until the `\\n`s left cannot reach it (`found` is then partial)."
+    found, pos, n = [], 0, len(framed)
+    left = framed.count(b'\n')                                    # a match can still start at each `\n` not read
+    while pos < n:
+        end = framed.find(b'\n', pos + LINE_CHUNK)
+        if end < 0: end = n
+        found += pattern.findall(framed, pos, end)
+        if len(found) >= enough: return found, True
+        left -= framed.count(b'\n', pos, end); pos = end
+        if settle and len(found) + left < enough: break
+    return found, False
+
 # %% ../nbs/03_detect.ipynb #9b8d31f1
 def _search_dominated(body: bytes, lines: int) -> bool:
     "At least half of the `lines` are `path:line:` hits or lines of `rg --heading` groups (the log rule's veto)."
     if lines < 6: return False
-    return _count_at_least(_PATH_HIT, b'\n' + body, (lines + 1) // 2) or 2 * _heading_hits(body) >= lines
+    return _line_matches(_PATH_HIT, b'\n' + body, (lines + 1) // 2)[1] or 2 * _heading_hits(body) >= lines
 
 # %% ../nbs/03_detect.ipynb #7dbf6c00
 _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|failed|error|errors|skipped|xfailed|xpassed|warnings?|deselected)'
                        rb'(?:, )?)+ in [\d.]+s(?: \([\d:]+\))? =+|Ran \d+ tests? in [\d.]+s)\r?(?=\n)')
 
+_SUMMARY_OPEN = re.compile(rb'\n(?:=|Ran )')    # one scan for both openings, not two substring searches
+
 def _test_run(body: bytes) -> bool:
-    "True when `body` holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`bytes.find`)."
+    "True when `body` holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`_SUMMARY_OPEN`, one scan)."
     if b'=' not in body: return False
-    if not (body[:1] == b'=' or body.startswith(b'Ran ') or b'\n=' in body or b'\nRan ' in body): return False
+    if not (body[:1] == b'=' or body.startswith(b'Ran ') or _SUMMARY_OPEN.search(body)): return False
     return _TEST_RUN.search(b''.join((b'\n', body, b'\n'))) is not None
 
 # %% ../nbs/03_detect.ipynb #b67d53bf
+_STATUS_START = _rx(rb'\n(?=[ \t]*{P}[A-Za-z]+{P}[ \t]+{P}[A-Za-z]+{P}[ \t\r\n])')   # where `_STATUS_HEAD` matches
+_NUMBERED_START = _rx(rb'\n(?=[ \t]*{P}[A-Za-z][A-Za-z_ -]{0,40}{P}\d)')            # wherever `_NUMBERED_HEAD` matches, and more
+
+def _line_count(pattern: re.Pattern, framed: bytes) -> int:
+    "How many lines of `framed` open with `pattern` (a `\\n` and a lookahead), counted in C (a list of the one cached `b'\\n'`)."
+    return len(pattern.findall(framed))
+
+# %% ../nbs/03_detect.ipynb #524fa779
 def _is_log(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 4: return False
@@ -897,6 +933,8 @@ def _is_log(body: bytes, relax: int = 1) -> bool:
     _log_signals(body, framed, low, 0, cut, starts, need)
     if len(starts) < need and len(starts) + body.count(b'\n', cut) + 1 >= need:
         _log_signals(body, framed, low, cut, len(body), starts, need)
+    if len(starts) < need and len(starts) + _line_count(_STATUS_START, framed) + _line_count(_NUMBERED_START, framed) < need:
+        return False                                                     # the two line shapes below cannot add enough
     if len(starts) < need: _status_lines(framed, starts)
     if len(starts) < need: _numbered_records(framed, starts)
     return len(starts) >= need
@@ -910,10 +948,9 @@ def _is_search_result(body: bytes, relax: int = 1) -> bool:
     lines = body.count(b'\n') + 1
     if lines < 6: return False
     framed = b''.join((b'\n', body, b'\n'))                 # one copy, not two
-    enough, hits = max(4, -(-lines // (3 * relax))), []      # a third of the lines (a `relax`-th of that), and at least 4
-    for m in _SEARCH_LINE.finditer(framed):                  # stops there: the answer is yes whatever the rest holds
-        hits.append(m.group(1) or b'')                       # as `findall` gives it: b'' for a URL hit
-        if len(hits) >= enough: return True
+    enough = max(4, -(-lines // (3 * relax)))                # a third of the lines (a `relax`-th of that), and at least 4
+    hits, reached = _line_matches(_SEARCH_LINE, framed, enough, settle=False)   # each path, b'' for a URL hit
+    if reached: return True                                  # stops there: the answer is yes whatever the rest holds
     if relax > 1 and 3 * relax * _heading_hits(body) >= 2 * lines: return True   # relaxed: either share, at a `relax`-th
     elif len(hits) < 4: return 3 * _heading_hits(body) >= 2 * lines
     paths, context = set(hits), len(_GROUP_SEPARATOR.findall(framed))
@@ -973,11 +1010,13 @@ def _mostly_statements(t: bytes) -> bool:
         end = t.find(b'\n', pos + STATEMENT_CHUNK)
         if end < 0: end = n
         run = t[pos:end].split(b'\n'); pos = end + 1; left -= len(run)   # one split in C per run, not a find and a slice per line
-        for s in run:
+        for s in run:                                        # `_KEYWORD_START.match(s) or _statement_like(s)`, inlined, cheapest test first
             s = s.lstrip(b' \t')
-            if s.rstrip(_WS) and not s.startswith(_COMMENT_START):
-                lines += 1
-                if _KEYWORD_START.match(s) or _statement_like(s): statements += 1
+            if not s.rstrip(_WS) or s.startswith(_COMMENT_START): continue
+            lines += 1
+            e = s.rstrip(b' \t\r')
+            if e[-1] in _STATEMENT_ENDS or e.endswith(b'=>') or (b'(' in s and _CALL.search(s)) or (b'=' in s and _ASSIGN_OP.search(s)) or _KEYWORD_START.match(s):
+                statements += 1
         if statements * 4 >= lines + left: return True           # settled whatever follows?
         if (statements + left) * 4 < lines + left: return False
     return statements * 4 >= lines
@@ -1007,11 +1046,22 @@ def bounded_sample(body: bytes) -> bytes:
         done = b + 1
     return b'\n'.join(pieces)
 
+# %% ../nbs/03_detect.ipynb #08bf3537
+_LOG_ANSWER = None
+
+def _whole_log(body: bytes) -> bool:
+    "`_is_log(body)`, computed once per `detect` call on `body` (kept in the slot `detect` opened for it)."
+    global _LOG_ANSWER
+    got = _LOG_ANSWER
+    if got is None or got[0] is not body: return _is_log(body)         # not inside `detect` of this body: nothing kept
+    if got[1] is None: _LOG_ANSWER = got = (body, _is_log(body))
+    return got[1]
+
 # %% ../nbs/03_detect.ipynb #02627db4
 def _sampled_log(body: bytes) -> bool:
     if len(body) >= SAMPLE_MIN_BYTES and not _test_run(body):
         if not _is_log(bounded_sample(body), relax=SAMPLE_RELAX): return False
-    return _is_log(body)
+    return _whole_log(body)
 
 # %% ../nbs/03_detect.ipynb #8ef356e7
 def _sampled_search(body: bytes) -> bool:
@@ -1025,7 +1075,11 @@ RULES = (('binary', _is_binary), ('json', _is_json), ('terminal', _is_terminal),
 
 def detect(body: bytes) -> str:
     "The content type of an unwrapped payload (bytes): the first of `RULES` that matches, else 'text' (reference §2.1 with the changes documented in `caveman.detect`)."
+    global _LOG_ANSWER
     if not body.strip(_WS): return 'text'
-    for kind, rule in RULES:
-        if rule(body): return kind
-    return 'text'
+    _LOG_ANSWER = (body, None)                             # the slot `_whole_log` fills for this payload
+    try:
+        for kind, rule in RULES:
+            if rule(body): return kind
+        return 'text'
+    finally: _LOG_ANSWER = None                            # the payload is not kept past its call

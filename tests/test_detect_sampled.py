@@ -66,3 +66,24 @@ def test_a_clear_no_never_reads_the_whole(monkeypatch):
         monkeypatch.setattr(D, name, lambda b, relax=1, rule=rule, name=name: (seen.append((name, len(b))), rule(b, relax=relax))[1])
     assert D.detect(body) == 'text'
     assert seen and all(n < len(body) // 2 for _, n in seen), seen
+
+
+def test_a_log_is_read_whole_once(monkeypatch):
+    "The bench's 1 MB log holds bare CRs, so the terminal rule asks the log rule about the whole payload; the log rule then reuses that answer instead of reading the megabyte again (issue 12 item 4), and nothing is kept once `detect` returns."
+    body = bench_scale.build('log', 1_000_000)
+    assert body.count(b'\r') - body.count(b'\r\n') >= 3            # the terminal rule does ask
+    whole_reads = []
+    rule = D._is_log
+    monkeypatch.setattr(D, '_is_log', lambda b, relax=1: (whole_reads.append(len(b)) if len(b) == len(body) else None, rule(b, relax=relax))[1])
+    assert D.detect(body) == 'log'
+    assert whole_reads == [len(body)]
+    assert D._LOG_ANSWER is None
+
+
+def test_no_prose_stops_early_and_agrees():
+    "`classify_config`'s TOML/INI branch asks `no_prose` (one search stopping at the first prose line) instead of seven full counts; it agrees with `prose() == 0` on every corpus file and on the 1 MB bench payloads."
+    for body in [p.read_bytes() for p in corpus_files()] + [bench_scale.build(k, 1_000_000) for k in ('prose', 'yaml', 'code_py', 'log')]:
+        framed = b'\n' + body + b'\n'
+        assert D._LineCounts(framed).no_prose() == (D._LineCounts(framed).prose() == 0)
+    c = D._LineCounts(b'\n' + bench_scale.build('prose', 1_000_000) + b'\n')
+    assert c.no_prose() is False and c.totals == {}                 # answered without counting any class
