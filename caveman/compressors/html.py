@@ -76,44 +76,60 @@ def _class_bonus(el) -> int:
 # %% ../../nbs/19_compressors_html.ipynb #bc64a69a
 def _text_lengths(root, wanted) -> dict:
     "For each element of `root`'s subtree that is in `wanted` (a set or dict of elements): `(_text_len(el), sum(_text_len(a) for a in el.iter('a')))`, by one walk."
-    out, stack, pending = {}, [], []
-    chars = words = 0; last = False          # running totals over the text so far; does it end inside a word
-    def add(s):
-        nonlocal chars, words, last
-        if not s: return
-        parts, first = s.split(), not s[0].isspace()
-        for e in pending: e[3] = first       # the first character of these elements' text
-        pending.clear()
-        words += len(parts) - (1 if last and first else 0)
-        chars += sum(map(len, parts)); last = not s[-1].isspace()
+    out, stack, firsts = {}, [], [False]   # firsts[k]: does the k-th non-empty text piece begin inside a word
+    chars = words = 0; last = False        # running totals over the text so far; does it end inside a word
     for ev, el in lxml.etree.iterwalk(root, events=('start', 'end')):
         if ev == 'start':
-            e = [chars, words, last, False, 0]   # totals at the start, ends in a word, first character in a word, links
-            stack.append(e); pending.append(e)
-            if isinstance(el.tag, str): add(el.text)   # a comment's text is not text_content's
-            continue
-        c0, w0, before, first, links = stack.pop()
-        n = chars - c0 + max(words - w0 + (1 if before and first else 0) - 1, 0)
-        if el.tag == 'a': links += n
-        if el in wanted: out[el] = (n, links)
-        if stack: stack[-1][4] += links
-        add(el.tail)
+            stack.append([el, chars, words, last, len(firsts), 0])   # the element held: its 'end' reuses the proxy
+            s = el.text
+            if not s or not isinstance(el.tag, str): continue       # a comment's text is not text_content's
+        else:
+            _, c0, w0, before, k, links = stack.pop()
+            n = chars - c0 + words - w0
+            if before and k < len(firsts) and firsts[k]: n += 1       # its first word was begun before it: one more here
+            if n: n -= 1                                              # words - 1 spaces between them
+            if el.tag == 'a': links += n
+            if el in wanted: out[el] = (n, links)
+            if stack: stack[-1][5] += links
+            s = el.tail
+            if not s: continue
+        if s.isspace(): firsts.append(False); last = False; continue  # most tails: a line end and indentation
+        parts = s.split(); first = not s[0].isspace()
+        firsts.append(first)
+        words += len(parts) - (last and first)
+        chars += len(''.join(parts)); last = not s[-1].isspace()
     return out
+
+# %% ../../nbs/19_compressors_html.ipynb #afd2ead8
+def _container_scores(body) -> dict:
+    "Each container (`CONTAINERS`) in `body`'s subtree that holds a scored block: its score (the class bonus plus its blocks' scores), by container."
+    by_parent, chains, scores = {}, {}, {}
+    for block in body.iter(*SCORED_BLOCKS):
+        text = block.text_content().strip()
+        size = len(text) if text.isascii() else len(text.encode())
+        if size < MIN_BLOCK_BYTES: continue
+        p = block.getparent()
+        by_parent[p] = by_parent.get(p, 0) + 1 + text.count(',') + min(size // 100, 3)
+    for p, score in by_parent.items():
+        for el in _chain(p, chains):
+            if el not in scores: scores[el] = _class_bonus(el)
+            scores[el] += score
+    return scores
+
+def _chain(el, chains: dict) -> tuple:
+    "The containers among `el` and its ancestors, nearest first; `chains` caches every element's chain read on the way up."
+    path = []
+    while el is not None and el not in chains: path.append(el); el = el.getparent()
+    got = chains[el] if el is not None else ()
+    for e in reversed(path): got = chains[e] = ((e,) + got) if e.tag in CONTAINERS else got
+    return chains[path[0]] if path else got
 
 # %% ../../nbs/19_compressors_html.ipynb #fbeeef3b
 def main_content(doc):
     "The container element holding the page's main content, or `None` (no `<body>`, no candidate, or anchor text >= half its text) (reference §3.12)."
     body = doc.find('body')
     if body is None: return None
-    scores = {}  # container -> score
-    for block in body.iter(*SCORED_BLOCKS):
-        text = block.text_content().strip()
-        size = len(text.encode())
-        if size < MIN_BLOCK_BYTES: continue
-        score = 1 + text.count(',') + min(size // 100, 3)
-        for el in block.iterancestors(*CONTAINERS):
-            if el not in scores: scores[el] = _class_bonus(el)
-            scores[el] += score
+    scores = _container_scores(body)
     best, best_key, best_stats = None, None, None
     lengths = _text_lengths(body, scores)
     for el in body.iter(*CONTAINERS):  # document order: the first wins ties
