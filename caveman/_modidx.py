@@ -489,6 +489,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                           'caveman/compressors/html.py'),
                                           'caveman.compressors.html._fence': ( 'compressors_html.html#_fence',
                                                                                'caveman/compressors/html.py'),
+                                          'caveman.compressors.html._hidden': ( 'compressors_html.html#_hidden',
+                                                                                'caveman/compressors/html.py'),
                                           'caveman.compressors.html._is_utf8': ( 'compressors_html.html#_is_utf8',
                                                                                  'caveman/compressors/html.py'),
                                           'caveman.compressors.html._text_len': ( 'compressors_html.html#_text_len',
