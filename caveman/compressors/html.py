@@ -10,6 +10,7 @@ __all__ = ['PARSE_CHUNK_BYTES', 'HIDDEN_XPATH', 'REMOVED_TAGS', 'PERMALINK_TEXTS
            'signal_lines', 'outside_signals', 'compress_page', 'pages', 'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
+import copy
 import lxml.html, lxml.etree
 
 PARSE_CHUNK_BYTES = 1 << 16
@@ -202,27 +203,45 @@ def _fence(code: str) -> list[str]:
     ticks = '`' * max(3, 1 + max((len(m) for m in re.findall(r'`+', code)), default=0))
     return [ticks, *code.rstrip('\n').split('\n'), ticks]
 
+# %% ../../nbs/19_compressors_html.ipynb #e1f0af5e
+def _without_comments(node):
+    "`node` itself when its subtree holds no comment or processing instruction; else a copy without them, each one's tail kept in its place."
+    if next((c for c in node.iter(lxml.etree.Comment, lxml.etree.ProcessingInstruction) if c is not node), None) is None: return node
+    node = copy.deepcopy(node)
+    for c in [c for c in node.iter(lxml.etree.Comment, lxml.etree.ProcessingInstruction) if c is not node]:
+        parent, prev = c.getparent(), c.getprevious()
+        if c.tail:
+            if prev is not None: prev.tail = (prev.tail or '') + c.tail
+            else: parent.text = (parent.text or '') + c.tail
+        parent.remove(c)
+    return node
+
 # %% ../../nbs/19_compressors_html.ipynb #2280cdd3
 def render_text(node) -> str:
     "Text of element `node` and its descendants (not its tail): block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
-    out, stack, depth = _Text(), [(node, True)], 0
-    while stack:
-        el, entering = stack.pop()
-        tag = el.tag if isinstance(el.tag, str) else ''
-        if not entering:  # leaving an element: its break, then its tail (text after it, inside the parent)
-            if tag in ('ul', 'ol'): depth -= 1
-            elif tag in ('td', 'th'): out.cell -= 1
-            if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
-            else: out.soft = True
-            if el is not node and el.tail: out.text(el.tail)
+    node = _without_comments(node)
+    out, depth, only_tail = _Text(), 0, False
+    walk = lxml.etree.iterwalk(node, events=('start', 'end'))
+    for ev, el in walk:
+        tag = el.tag
+        if ev == 'end':  # leaving an element: its break, then its tail (text after it, inside the parent)
+            if only_tail: only_tail = False                    # a comment or a pruned list: nothing of it but its tail
+            else:
+                if tag in ('ul', 'ol'): depth -= 1
+                elif tag in ('td', 'th'): out.cell -= 1
+                if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
+                else: out.soft = True
+            s = el.tail
+            if s and el is not node:
+                if not s.isspace(): out.text(s)
+                elif out.cur: out.space = True                 # `_Text.text` of white space, without the call
             continue
-        if not tag or (el is not node and is_link_list(el)):  # a comment, or a pruned list: only its tail
-            if el.tail: out.text(el.tail)
-            continue
+        if not isinstance(tag, str) or (tag in PRUNABLE and el is not node and is_link_list(el)):
+            walk.skip_subtree(); only_tail = True; continue    # its 'end' comes next
         if tag == 'pre':
             code = el.text_content().replace('\r', '')
             out.verbatim(_fence(code[1:] if code.startswith('\n') else code))
-            stack.append((el, False)); continue
+            walk.skip_subtree(); continue
         if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
         else: out.soft = True
         if tag in HEADINGS: out.prefix = '#' * HEADINGS[tag] + ' '
@@ -231,9 +250,10 @@ def render_text(node) -> str:
         elif tag in ('td', 'th'):
             if out.cur: out.cur.append(' |'); out.space = True
             out.cell += 1
-        if el.text: out.text(el.text)
-        stack.append((el, False))
-        stack.extend((c, True) for c in reversed(el))
+        s = el.text
+        if s:
+            if not s.isspace(): out.text(s)
+            elif out.cur: out.space = True
     return out.result()
 
 # %% ../../nbs/19_compressors_html.ipynb #f6d15a0a
