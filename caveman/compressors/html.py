@@ -87,26 +87,35 @@ def _class_bonus(el) -> int:
 # %% ../../nbs/19_compressors_html.ipynb #bc64a69a
 def _text_lengths(root, wanted) -> dict:
     "For each element of `root`'s subtree that is in `wanted` (a set or dict of elements): `(_text_len(el), sum(_text_len(a) for a in el.iter('a')))`, by one walk."
-    out, stack, firsts = {}, [], [False]   # firsts[k]: does the k-th non-empty text piece begin inside a word
+    out, stack, pending = {}, [], []       # stack: the open elements asked for and links; pending: those waiting for their first character
     chars = words = 0; last = False        # running totals over the text so far; does it end inside a word
     for ev, el in lxml.etree.iterwalk(root, events=('start', 'end')):
         if ev == 'start':
-            stack.append([el, chars, words, last, len(firsts), 0])   # the element held: its 'end' reuses the proxy
+            if el in wanted or el.tag == 'a':
+                e = [el, chars, words, last, False, 0]   # totals at the start, ends in a word, first character in a word, links
+                stack.append(e); pending.append(e)       # the element held: its 'end' gives the same proxy back
             s = el.text
             if not s or not isinstance(el.tag, str): continue       # a comment's text is not text_content's
         else:
-            _, c0, w0, before, k, links = stack.pop()
-            n = chars - c0 + words - w0
-            if before and k < len(firsts) and firsts[k]: n += 1       # its first word was begun before it: one more here
-            if n: n -= 1                                              # words - 1 spaces between them
-            if el.tag == 'a': links += n
-            if el in wanted: out[el] = (n, links)
-            if stack: stack[-1][5] += links
+            if stack and stack[-1][0] is el:
+                _, c0, w0, before, first, links = stack.pop()
+                n = chars - c0 + words - w0
+                if before and first: n += 1                # its first word was begun before it: one more here
+                if n: n -= 1                               # words - 1 spaces between them
+                if el.tag == 'a': links += n
+                if el in wanted: out[el] = (n, links)
+                if stack: stack[-1][5] += links
             s = el.tail
             if not s: continue
-        if s.isspace(): firsts.append(False); last = False; continue  # most tails: a line end and indentation
+        if s.isspace():                                    # most tails: a line end and indentation
+            if pending:
+                for e in pending: e[4] = False
+                pending.clear()
+            last = False; continue
         parts = s.split(); first = not s[0].isspace()
-        firsts.append(first)
+        if pending:
+            for e in pending: e[4] = first
+            pending.clear()
         words += len(parts) - (last and first)
         chars += len(''.join(parts)); last = not s[-1].isspace()
     return out
