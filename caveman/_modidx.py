@@ -497,6 +497,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                   'caveman/compressors/html.py'),
                                           'caveman.compressors.html._text_lengths': ( 'compressors_html.html#_text_lengths',
                                                                                       'caveman/compressors/html.py'),
+                                          'caveman.compressors.html._text_of': ( 'compressors_html.html#_text_of',
+                                                                                 'caveman/compressors/html.py'),
                                           'caveman.compressors.html._without_comments': ( 'compressors_html.html#_without_comments',
                                                                                           'caveman/compressors/html.py'),
                                           'caveman.compressors.html.clean': ('compressors_html.html#clean', 'caveman/compressors/html.py'),

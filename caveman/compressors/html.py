@@ -33,6 +33,11 @@ def parse_page(html: bytes):
     if doc is None or any(e.level_name == 'FATAL' for e in parser.feed_error_log): return None
     return doc
 
+# %% ../../nbs/19_compressors_html.ipynb #e6b3ad7f
+def _text_of(el) -> str:
+    "`el.text_content()` (str): `el.text` itself when `el` has no child node."
+    return (el.text or '') if len(el) == 0 else el.text_content()
+
 # %% ../../nbs/19_compressors_html.ipynb #b538c1b7
 HIDDEN_XPATH = ('//*[@role or @hidden or @aria-hidden or @style][@role="navigation" or @hidden or @aria-hidden="true" or '
                 'contains(translate(translate(@style, " ", ""), "DISPLAYNOE", "displaynoe"), "display:none")]')
@@ -57,7 +62,7 @@ PERMALINK_TEXTS = {'¶', '§', '#'}
 def clean(doc):
     "Remove from the parsed page `doc` (in place) non-content elements, navigation, hidden elements and permalink anchors; `doc`."
     drop = [*doc.iter(*REMOVED_TAGS), *_hidden(doc),
-            *(a for a in doc.iter('a') if ((a.text or '') if len(a) == 0 else a.text_content()).strip() in PERMALINK_TEXTS)]
+            *(a for a in doc.iter('a') if _text_of(a).strip() in PERMALINK_TEXTS)]
     for el in drop:
         if el.getparent() is not None: el.drop_tree()  # keeps the tail text; skips ones already gone
     return doc
@@ -77,7 +82,7 @@ MIN_BLOCK_BYTES = 25
 _GOOD = re.compile(r'article|body|content|entry|main|page|post|story|text|blog', re.I)
 _BAD = re.compile(r'comment|nav|sidebar|footer|header|menu|promo|banner|ad-|share|social|related|breadcrumb|cookie|popup|modal|widget', re.I)
 
-def _text_len(el) -> int: return len(' '.join(el.text_content().split()))
+def _text_len(el) -> int: return len(' '.join(_text_of(el).split()))
 
 # %% ../../nbs/19_compressors_html.ipynb #d84f334c
 def _class_bonus(el) -> int:
@@ -125,7 +130,7 @@ def _container_scores(body) -> dict:
     "Each container (`CONTAINERS`) in `body`'s subtree that holds a scored block: its score (the class bonus plus its blocks' scores), by container."
     by_parent, chains, scores = {}, {}, {}
     for block in body.iter(*SCORED_BLOCKS):
-        text = block.text_content().strip()
+        text = _text_of(block).strip()
         size = len(text) if text.isascii() else len(text.encode())
         if size < MIN_BLOCK_BYTES: continue
         p = block.getparent()
@@ -316,7 +321,7 @@ _TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4'
 
 def signal_lines(doc) -> list[str]:
     "The folded lines (str) of the text blocks of the parsed page `doc` that signal (`caveman.signals`, prose profile), in page order (nested blocks read again)."
-    lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in el.text_content().split('\n')]
+    lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in _text_of(el).split('\n')]
     return [l for l, f in zip(lines, signal_flags(lines, PROSE)) if f]
 
 # %% ../../nbs/19_compressors_html.ipynb #9a7bbdfa
