@@ -73,3 +73,22 @@ def test_python_copies_stay_below_three_payloads():
             peak = tracemalloc.get_traced_memory()[1]
         finally: tracemalloc.stop()
         assert peak <= 3 * len(data), (what, peak / len(data))
+
+
+def test_the_fast_paths_read_the_corpus_pages_as_the_plain_ones():
+    "The shortcuts taken for speed (issue 12) against the plain reading on every corpus page: hidden elements by Python attribute tests = `HIDDEN_XPATH`; container lengths by one walk (a record only for those asked) = `text_content` per element; container scores credited per parent = per block through `iterancestors`."
+    from caveman.corpus import corpus_files
+    xpath = lxml.etree.XPath(html.HIDDEN_XPATH)
+    for p in corpus_files('html'):
+        doc = html.parse_page(p.read_bytes())
+        assert html._hidden(doc) == xpath(doc), p.name
+        body = html.clean(doc).find('body')
+        want = set(list(body.iter())[::3])
+        assert html._text_lengths(body, want) == {e: (html._text_len(e), sum(html._text_len(a) for a in e.iter('a'))) for e in want}, p.name
+        plain = {}
+        for block in body.iter(*html.SCORED_BLOCKS):
+            t = block.text_content().strip()
+            if len(t.encode()) < html.MIN_BLOCK_BYTES: continue
+            for el in block.iterancestors(*html.CONTAINERS):
+                plain[el] = plain.get(el, html._class_bonus(el)) + 1 + t.count(',') + min(len(t.encode()) // 100, 3)
+        assert html._container_scores(body) == plain, p.name
