@@ -92,3 +92,25 @@ def test_the_fast_paths_read_the_corpus_pages_as_the_plain_ones():
             for el in block.iterancestors(*html.CONTAINERS):
                 plain[el] = plain.get(el, html._class_bonus(el)) + 1 + t.count(',') + min(len(t.encode()) // 100, 3)
         assert html._container_scores(body) == plain, p.name
+
+
+def test_signal_lines_and_the_source_check_judge_only_lines_with_a_literal_yet_find_all():
+    "The signal shortcuts (only lines holding a literal, or a piece of one, are classified) against every line folded and judged, on the corpus pages and on logs and terminal captures put in a page."
+    from caveman.corpus import corpus_files
+    from caveman.signals import PROSE, signal_flags
+    def plain_lines(doc):
+        lines = [' '.join(l.split()) for el in doc.iter(*html._TEXT_BLOCKS) for l in el.text_content().split('\n')]
+        return [l for l, f in zip(lines, signal_flags(lines, PROSE)) if f]
+    def plain_source(body):
+        return any(signal_flags(body.decode('utf-8', 'replace').split('\n'), PROSE))
+    pages = [p.read_bytes() for p in corpus_files('html')]
+    pages += [b'<html><body><pre>' + f.read_bytes().replace(b'<', b'&lt;') + b'</pre><p>' + f.read_bytes()[:5000].replace(b'<', b'&lt;') + b'</p></body></html>'
+              for k in ('log', 'terminal') for f in corpus_files(k)]
+    found = 0
+    for page in pages:
+        doc = html.parse_page(page)
+        got = html.signal_lines(doc)
+        assert got == plain_lines(doc)
+        found += len(got)
+        for i in range(0, len(page), 20_000): assert html.source_has_signal(page[i:i + 20_000]) == plain_source(page[i:i + 20_000])
+    assert found > 20

@@ -5,9 +5,10 @@
 # %% auto #0
 __all__ = ['PARSE_CHUNK_BYTES', 'HIDDEN_XPATH', 'REMOVED_TAGS', 'PERMALINK_TEXTS', 'SCORED_BLOCKS', 'CONTAINERS',
            'MIN_BLOCK_BYTES', 'PRUNABLE', 'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES',
-           'SIGNAL_SCAN_BYTES', 'SIGNALS_NOTE', 'COMPRESSOR', 'parse_page', 'clean', 'parse_clean', 'main_content',
-           'is_link_list', 'render_text', 'outside_text', 'outside_sections', 'page_title', 'source_has_signal',
-           'signal_lines', 'outside_signals', 'compress_page', 'pages', 'compress_html']
+           'SIGNAL_SCAN_BYTES', 'SIGNAL_CHUNK_CHARS', 'SIGNALS_NOTE', 'COMPRESSOR', 'parse_page', 'clean',
+           'parse_clean', 'main_content', 'is_link_list', 'render_text', 'outside_text', 'outside_sections',
+           'page_title', 'source_has_signal', 'signal_lines', 'outside_signals', 'compress_page', 'pages',
+           'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
 import copy
@@ -302,9 +303,26 @@ def page_title(doc) -> str:
     return ' '.join(t.text_content().split()) if t is not None else ''
 
 # %% ../../nbs/19_compressors_html.ipynb #bd913369
-from ..signals import PROSE, signal_flags
+from ..signals import PROSE, signal_flags, line_signal, _LIT_BITS, _ASCII_LOWER
 
 SIGNAL_SCAN_BYTES = 1 << 16
+_PROSE_LITERALS = tuple(_LIT_BITS[PROSE])   # the literals of the prose profile's classes: a line without one has no class
+
+def _holds_signal(s: str) -> bool:
+    "True when some line of `s` has a signal class under the prose profile; only the lines holding one of its literals are classified (`line_signal`)."
+    low = s.lower()
+    if len(low) != len(s): low = s.translate(_ASCII_LOWER)   # a letter lowered to two: positions would shift (as `signals._line_flags`)
+    tried = set()
+    for lit in _PROSE_LITERALS:
+        i = low.find(lit)
+        while i >= 0:
+            a, b = s.rfind('\n', 0, i) + 1, s.find('\n', i)
+            if b < 0: b = len(s)
+            if a not in tried:
+                tried.add(a)
+                if line_signal(s[a:b], PROSE): return True
+            i = low.find(lit, b)
+    return False
 
 def source_has_signal(body: bytes) -> bool:
     "True when some line of `body` (bytes, decoded with errors replaced) has a signal class under the prose profile (`caveman.signals`); read `SIGNAL_SCAN_BYTES` of whole lines at a time, stopping at the first hit."
@@ -312,16 +330,43 @@ def source_has_signal(body: bytes) -> bool:
     while a <= n:
         b = body.find(b'\n', a + SIGNAL_SCAN_BYTES)
         b = n if b < 0 else b
-        if any(signal_flags(body[a:b].decode('utf-8', 'replace').split('\n'), PROSE)): return True
+        if _holds_signal(body[a:b].decode('utf-8', 'replace')): return True
         a = b + 1
     return False
 
 # %% ../../nbs/19_compressors_html.ipynb #a944f8be
 _TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code')
+SIGNAL_CHUNK_CHARS = 1 << 20
+# A folded line holds a literal only where the unfolded text holds each of its space-free pieces; a literal
+# with a run of spaces (pytest's `E   `) is never in a folded line. `file "` starts a frame (`signals._frames`).
+_LINE_PIECES = tuple(dict.fromkeys(max(l.split(), key=len) for l in (*_PROSE_LITERALS, 'file "') if '  ' not in l))
+
+def _candidate_lines(texts: list[str], out: list[str]) -> bool:
+    "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_LINE_PIECES`), in order; False (nothing appended) when lower-casing moves positions."
+    big = '\n'.join(texts)
+    low = big.lower()
+    if len(low) != len(big): return False
+    spans = {}
+    for piece in _LINE_PIECES:
+        i = low.find(piece)
+        while i >= 0:
+            a, b = low.rfind('\n', 0, i) + 1, low.find('\n', i)
+            if b < 0: b = len(low)
+            spans[a] = b
+            i = low.find(piece, b)                     # the next line: this one is taken
+    out.extend(' '.join(big[a:b].split()) for a, b in sorted(spans.items()))
+    return True
 
 def signal_lines(doc) -> list[str]:
     "The folded lines (str) of the text blocks of the parsed page `doc` that signal (`caveman.signals`, prose profile), in page order (nested blocks read again)."
-    lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in _text_of(el).split('\n')]
+    lines, texts, n, ok = [], [], 0, True
+    for el in doc.iter(*_TEXT_BLOCKS):
+        t = _text_of(el); texts.append(t); n += len(t)
+        if n >= SIGNAL_CHUNK_CHARS:
+            ok, texts, n = _candidate_lines(texts, lines), [], 0
+            if not ok: break
+    if ok and texts: ok = _candidate_lines(texts, lines)
+    if not ok: lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in _text_of(el).split('\n')]   # every line
     return [l for l, f in zip(lines, signal_flags(lines, PROSE)) if f]
 
 # %% ../../nbs/19_compressors_html.ipynb #9a7bbdfa
