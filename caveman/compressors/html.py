@@ -93,17 +93,30 @@ def _class_bonus(el) -> int:
 # %% ../../nbs/19_compressors_html.ipynb #bc64a69a
 def _text_lengths(root, wanted) -> dict:
     "For each element of `root`'s subtree that is in `wanted` (a set or dict of elements): `(_text_len(el), sum(_text_len(a) for a in el.iter('a')))`, by one walk."
-    out, stack, pending = {}, [], []       # stack: the open elements asked for and links; pending: those waiting for their first character
-    chars = words = 0; last = False        # running totals over the text so far; does it end inside a word
+    out, stack, pending, buf = {}, [], [], []   # stack: the open elements asked for and links; pending: those waiting for their first character
+    chars = words = 0; last = False             # running totals over the text so far; does it end inside a word
+    def flush():                                # the text pieces since the last element asked for start or end, as one
+        nonlocal chars, words, last
+        seg = ''.join(buf); buf.clear()
+        if not seg: return
+        parts, first = seg.split(), not seg[0].isspace()
+        for e in pending: e[4] = first
+        pending.clear()
+        if parts:
+            words += len(parts) - (last and first)
+            chars += len(''.join(parts)); last = not seg[-1].isspace()
+        else: last = False
+    keep = buf.append
     for ev, el in lxml.etree.iterwalk(root, events=('start', 'end')):
         if ev == 'start':
             if el in wanted or el.tag == 'a':
+                if buf: flush()
                 e = [el, chars, words, last, False, 0]   # totals at the start, ends in a word, first character in a word, links
                 stack.append(e); pending.append(e)       # the element held: its 'end' gives the same proxy back
-            s = el.text
-            if not s or not isinstance(el.tag, str): continue       # a comment's text is not text_content's
+            if el.text and isinstance(el.tag, str): keep(el.text)   # a comment's text is not text_content's
         else:
             if stack and stack[-1][0] is el:
+                if buf: flush()
                 _, c0, w0, before, first, links = stack.pop()
                 n = chars - c0 + words - w0
                 if before and first: n += 1                # its first word was begun before it: one more here
@@ -111,19 +124,7 @@ def _text_lengths(root, wanted) -> dict:
                 if el.tag == 'a': links += n
                 if el in wanted: out[el] = (n, links)
                 if stack: stack[-1][5] += links
-            s = el.tail
-            if not s: continue
-        if s.isspace():                                    # most tails: a line end and indentation
-            if pending:
-                for e in pending: e[4] = False
-                pending.clear()
-            last = False; continue
-        parts = s.split(); first = not s[0].isspace()
-        if pending:
-            for e in pending: e[4] = first
-            pending.clear()
-        words += len(parts) - (last and first)
-        chars += len(''.join(parts)); last = not s[-1].isspace()
+            if el.tail: keep(el.tail)
     return out
 
 # %% ../../nbs/19_compressors_html.ipynb #afd2ead8
@@ -340,6 +341,7 @@ SIGNAL_CHUNK_CHARS = 1 << 20
 # A folded line holds a literal only where the unfolded text holds each of its space-free pieces; a literal
 # with a run of spaces (pytest's `E   `) is never in a folded line. `file "` starts a frame (`signals._frames`).
 _LINE_PIECES = tuple(dict.fromkeys(max(l.split(), key=len) for l in (*_PROSE_LITERALS, 'file "') if '  ' not in l))
+_LINE_PIECES = tuple(p for p in _LINE_PIECES if not any(q != p and q in p for q in _LINE_PIECES))   # `fail` finds `failed`
 
 def _candidate_lines(texts: list[str], out: list[str]) -> bool:
     "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_LINE_PIECES`), in order; False (nothing appended) when lower-casing moves positions."
