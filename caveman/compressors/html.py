@@ -337,7 +337,7 @@ def source_has_signal(body: bytes) -> bool:
 
 # %% ../../nbs/19_compressors_html.ipynb #a944f8be
 _TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'code')
-SIGNAL_CHUNK_CHARS = 1 << 20
+SIGNAL_CHUNK_CHARS = 1 << 16   # `str.lower` of text beyond Latin-1 holds 14 bytes a character at its peak: small pieces
 # A folded line holds a literal only where the unfolded text holds each of its space-free pieces; a literal
 # with a run of spaces (pytest's `E   `) is never in a folded line. `file "` starts a frame (`signals._frames`).
 _LINE_PIECES = tuple(dict.fromkeys(max(l.split(), key=len) for l in (*_PROSE_LITERALS, 'file "') if '  ' not in l))
