@@ -162,6 +162,7 @@ def floors(size: int = 1_000_000) -> list[str]:
     from caveman.tokens import default_counter
     from caveman.compressors.code import parser_for, captures
     from caveman.compressors.config import yaml_events, yaml_layout
+    from caveman.compressors.html import parse_page
     counter = default_counter(); counter.count('warm up')
     cpu = _best_cpu
     from caveman.detect import detect, _LAST_KIND
@@ -183,6 +184,7 @@ def floors(size: int = 1_000_000) -> list[str]:
         out.append(f'| {kind} | detection (every rule up to the match) | {found:.3f} / {c:.3f} | {found / c:.2f}x |')
     for kind, what, parse in (('yaml', 'libyaml events', lambda d, t: sum(1 for _ in yaml_events(d))),     # from the bytes, as the compressor reads them
                               ('yaml', 'libyaml events + yaml_layout walk', lambda d, t: yaml_layout(d, t.split('\n'))),
+                              ('html_page', 'libxml2 parse (lxml HTMLPullParser, one page)', lambda d, t: parse_page(d)),
                               ('code_py', 'tree-sitter parse (python)', lambda d, t: parser_for('python').parse(d)),
                               ('code_js', 'tree-sitter parse (javascript)', lambda d, t: parser_for('javascript').parse(d)),
                               ('code_js', 'tree-sitter parse + the body/comment query (javascript: arrow functions sit in any expression)',

@@ -73,3 +73,44 @@ def test_python_copies_stay_below_three_payloads():
             peak = tracemalloc.get_traced_memory()[1]
         finally: tracemalloc.stop()
         assert peak <= 3 * len(data), (what, peak / len(data))
+
+
+def test_the_fast_paths_read_the_corpus_pages_as_the_plain_ones():
+    "The shortcuts taken for speed (issue 12) against the plain reading on every corpus page: hidden elements by Python attribute tests = `HIDDEN_XPATH`; container lengths by one walk (a record only for those asked) = `text_content` per element; container scores credited per parent = per block through `iterancestors`."
+    from caveman.corpus import corpus_files
+    xpath = lxml.etree.XPath(html.HIDDEN_XPATH)
+    for p in corpus_files('html'):
+        doc = html.parse_page(p.read_bytes())
+        assert html._hidden(doc) == xpath(doc), p.name
+        body = html.clean(doc).find('body')
+        want = set(list(body.iter())[::3])
+        assert html._text_lengths(body, want) == {e: (html._text_len(e), sum(html._text_len(a) for a in e.iter('a'))) for e in want}, p.name
+        plain = {}
+        for block in body.iter(*html.SCORED_BLOCKS):
+            t = block.text_content().strip()
+            if len(t.encode()) < html.MIN_BLOCK_BYTES: continue
+            for el in block.iterancestors(*html.CONTAINERS):
+                plain[el] = plain.get(el, html._class_bonus(el)) + 1 + t.count(',') + min(len(t.encode()) // 100, 3)
+        assert html._container_scores(body) == plain, p.name
+
+
+def test_signal_lines_and_the_source_check_judge_only_lines_with_a_literal_yet_find_all():
+    "The signal shortcuts (only lines holding a literal, or a piece of one, are classified) against every line folded and judged, on the corpus pages and on logs and terminal captures put in a page."
+    from caveman.corpus import corpus_files
+    from caveman.signals import PROSE, signal_flags
+    def plain_lines(doc):
+        lines = [' '.join(l.split()) for el in doc.iter(*html._TEXT_BLOCKS) for l in el.text_content().split('\n')]
+        return [l for l, f in zip(lines, signal_flags(lines, PROSE)) if f]
+    def plain_source(body):
+        return any(signal_flags(body.decode('utf-8', 'replace').split('\n'), PROSE))
+    pages = [p.read_bytes() for p in corpus_files('html')]
+    pages += [b'<html><body><pre>' + f.read_bytes().replace(b'<', b'&lt;') + b'</pre><p>' + f.read_bytes()[:5000].replace(b'<', b'&lt;') + b'</p></body></html>'
+              for k in ('log', 'terminal') for f in corpus_files(k)]
+    found = 0
+    for page in pages:
+        doc = html.parse_page(page)
+        got = html.signal_lines(doc)
+        assert got == plain_lines(doc)
+        found += len(got)
+        for i in range(0, len(page), 20_000): assert html.source_has_signal(page[i:i + 20_000]) == plain_source(page[i:i + 20_000])
+    assert found > 20
