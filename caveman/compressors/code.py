@@ -228,10 +228,11 @@ def docstring_summary(node: ts.Node, src: bytes) -> bytes | None:
 def body_replacement(body: ts.Node, src: bytes, language: str, newline: bytes = b'\n') -> bytes:
     "What replaces an elided function body: the brace marker, or Python's docstring summary plus `...`."
     if language != 'python': return BRACE_ELIDED
-    first = body.named_children[0] if body.named_children else None
-    if first is None or first.type != 'expression_statement' or len(first.named_children) != 1 or first.named_children[0].type != 'string':
-        return b'...'
-    doc = docstring_summary(first.named_children[0], src)
+    first = body.named_child(0) if body.named_child_count else None      # one node each, not the lists of children
+    if first is None or first.type != 'expression_statement' or first.named_child_count != 1: return b'...'
+    string = first.named_child(0)
+    if string.type != 'string': return b'...'
+    doc = docstring_summary(string, src)
     indent = src[src.rfind(b'\n', 0, body.start_byte) + 1:body.start_byte]
     if doc is None or indent.strip(): return b'...'
     return doc + newline + indent + b'...'
