@@ -160,7 +160,7 @@ def _best_cpu(f, before=lambda: None) -> float:
 def floors(size: int = 1_000_000) -> list[str]:
     "What the engine pays around a compressor (its two counts, detection) and the parse each compressor cannot skip, against tiktoken's count of the same text (CPU, best of 3, this process): the floor under the engine / count ratio."
     from caveman.tokens import default_counter
-    from caveman.compressors.code import parser_for, captures
+    from caveman.compressors.code import parser_for, captures, brace_outermost_bodies
     from caveman.compressors.config import yaml_events, yaml_layout
     from caveman.compressors.html import parse_page
     counter = default_counter(); counter.count('warm up')
@@ -188,7 +188,9 @@ def floors(size: int = 1_000_000) -> list[str]:
                               ('code_py', 'tree-sitter parse (python)', lambda d, t: parser_for('python').parse(d)),
                               ('code_js', 'tree-sitter parse (javascript)', lambda d, t: parser_for('javascript').parse(d)),
                               ('code_js', 'tree-sitter parse + the body/comment query (javascript: arrow functions sit in any expression)',
-                               lambda d, t: captures(parser_for('javascript').parse(d), 'javascript'))):
+                               lambda d, t: captures(parser_for('javascript').parse(d), 'javascript')),
+                              ('code_js', 'tree-sitter parse + the cursor walk the compressor makes instead (javascript)',
+                               lambda d, t: brace_outermost_bodies(parser_for('javascript').parse(d), 'javascript'))):
         data = build(kind, size); text = data.decode()
         c, p = cpu(lambda: counter.count(text)), cpu(lambda: parse(data, text))
         out.append(f'| {kind} | {what} | {p:.3f} / {c:.3f} | {p / c:.2f}x |')

@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['LANGUAGES', 'MIN_SCORE', 'MIN_TS_SCORE', 'MIN_CPP_SCORE', 'CUE_WINDOW', 'BRACE_ELIDED', 'PROBE_BYTES', 'CHUNK_BYTES',
            'LAST_LINES', 'COMPRESSOR', 'parser_for', 'detect_language', 'captures', 'outermost_bodies',
-           'python_outermost_bodies', 'docstring_summary', 'body_replacement', 'shorten_doc_comment', 'chunk_starts',
-           'compress_code']
+           'python_outermost_bodies', 'brace_outermost_bodies', 'docstring_summary', 'body_replacement',
+           'shorten_doc_comment', 'chunk_starts', 'compress_code']
 
 # %% ../../nbs/21_compressors_code.ipynb #8903c56e
 import re
@@ -165,9 +165,48 @@ def python_outermost_bodies(tree: ts.Tree, size: int | None = None) -> list[ts.N
     _py_walk(tree.root_node, size or tree.root_node.end_byte, out)
     return out
 
+# %% ../../nbs/21_compressors_code.ipynb #e266140b
+@cache
+def _kinds(language: str) -> tuple[dict, frozenset, int]:
+    "`(function kind id -> frozenset of its body kind ids, comment kind ids, the `body` field id)` of a grammar, from `_FUNCTIONS` (named kinds only)."
+    lang, ids = parser_for(language).language, {}
+    for i in range(lang.node_kind_count):
+        if lang.node_kind_is_named(i): ids.setdefault(lang.node_kind_for_id(i), set()).add(i)
+    fns = {i: frozenset(ids.get(body, ())) for fn, body in _FUNCTIONS[language].items() for i in ids.get(fn, ())}
+    return fns, frozenset(ids.get('comment', ())), lang.field_id_for_name('body')
+
+def _brace_walk(node: ts.Node, kinds: tuple, size: int, out: list, docs: list | None) -> bool:
+    "Append to `out` the bodies `outermost_bodies` picks under `node` (source order) and to `docs` (unless None) the comments outside them; True when a function body lies under `node`."
+    fns, comments, body_field = kinds
+    met, cur, up, k, down = False, node.walk(), [], node.kind_id, True     # `up`: kind ids of the cursor's ancestors
+    while True:
+        if down and cur.goto_first_child(): up.append(k)
+        else:
+            while not cur.goto_next_sibling():
+                if not up: return met
+                cur.goto_parent(); up.pop()
+        n, down = cur.node, True
+        k = n.kind_id
+        bodies = fns.get(up[-1])
+        if bodies is not None and k in bodies and cur.field_id == body_field:
+            met = True
+            if 2 * (n.end_byte - n.start_byte) > size:                      # a wrapper when it holds a function: look inside
+                inner = []
+                if _brace_walk(n, kinds, size, inner, docs): out += inner; down = False; continue
+            if n.end_point.row > n.start_point.row: out.append(n); down = False   # taken: never entered
+        elif k in comments and docs is not None: docs.append(n)
+
+def brace_outermost_bodies(tree: ts.Tree, language: str, size: int | None = None) -> tuple[list[ts.Node], list[ts.Node]]:
+    "`(bodies, comments)`: `outermost_bodies(tree, language, None, size)` (body nodes, source order) and the comment nodes outside them (JavaScript and TypeScript only, else `[]`), from one cursor walk (above), without the query; `size`: bytes of the whole file."
+    out, docs = [], ([] if language in _DOC_LANGS else None)
+    _brace_walk(tree.root_node, _kinds(language), size or tree.root_node.end_byte, out, docs)
+    return out, docs or []
+
 # %% ../../nbs/21_compressors_code.ipynb #3f68f59f
 BRACE_ELIDED = b'{ /* caveman: body elided */ }'
 _DOC_OPEN = re.compile(rb'^([rRuUbBfF]{0,2})("""|\'\'\'|"|\')')
+_PLAIN_PREFIXES = frozenset({b'', b'r', b'u', b'b', b'rb', b'br'})   # no f-string: no `{…}` to cut open
+_PLAIN = re.compile(rb'[\x20-\x5b\x5d-\x7e]*\Z')                       # printable ASCII but the backslash: no escape to cut
 
 def docstring_summary(node: ts.Node, src: bytes) -> bytes | None:
     "The first non-blank line of a Python docstring node (`string`), re-quoted as a one-line docstring that parses alone as one string statement; `None` if it cannot be done safely."
@@ -180,6 +219,7 @@ def docstring_summary(node: ts.Node, src: bytes) -> bytes | None:
     if first.endswith(quote): first = first[:-len(quote)].rstrip()
     if not first or quote[:1] in first or first.endswith(b'\\'): return None
     doc = m[1] + quote + first + quote
+    if m[1].lower() in _PLAIN_PREFIXES and _PLAIN.match(first): return doc   # parses alone as one string (checked below)
     alone = parser_for('python').parse(doc).root_node                     # e.g. `f"""{x"""`: an f-string cut open
     if alone.has_error or alone.child_count != 1 or alone.children[0].named_child_count != 1: return None
     return doc
@@ -188,10 +228,11 @@ def docstring_summary(node: ts.Node, src: bytes) -> bytes | None:
 def body_replacement(body: ts.Node, src: bytes, language: str, newline: bytes = b'\n') -> bytes:
     "What replaces an elided function body: the brace marker, or Python's docstring summary plus `...`."
     if language != 'python': return BRACE_ELIDED
-    first = body.named_children[0] if body.named_children else None
-    if first is None or first.type != 'expression_statement' or len(first.named_children) != 1 or first.named_children[0].type != 'string':
-        return b'...'
-    doc = docstring_summary(first.named_children[0], src)
+    first = body.named_child(0) if body.named_child_count else None      # one node each, not the lists of children
+    if first is None or first.type != 'expression_statement' or first.named_child_count != 1: return b'...'
+    string = first.named_child(0)
+    if string.type != 'string': return b'...'
+    doc = docstring_summary(string, src)
     indent = src[src.rfind(b'\n', 0, body.start_byte) + 1:body.start_byte]
     if doc is None or indent.strip(): return b'...'
     return doc + newline + indent + b'...'
@@ -199,28 +240,27 @@ def body_replacement(body: ts.Node, src: bytes, language: str, newline: bytes = 
 # %% ../../nbs/21_compressors_code.ipynb #7b019749
 from .base import note_marker
 _DOC_MARKER = re.compile(('^' + note_marker(r'\d+ doc comment lines elided') + '$').encode())
+_MARKER_START = _DOC_MARKER.pattern[1:2]                  # the first byte of every marker line
 
 def shorten_doc_comment(text: bytes, indent: bytes, newline: bytes = b'\n') -> bytes | None:
     "A `/** ... */` comment cut to its first text line, the first line of each tag but `@example`, and a count marker; `None` if under 4 lines or nothing to drop."
     if not text.startswith(b'/**'): return None            # before the split: most comments are `//` lines
     lines = text.split(b'\n')
     if len(lines) < 4: return None
-    content = []
-    for i, line in enumerate(lines):
-        c = line.strip()
-        if i == 0: c = c[3:]
-        if i == len(lines) - 1: c = c[:-2] if c.endswith(b'*/') else c
-        if i > 0 and c.startswith(b'*'): c = c[1:]
-        content.append(c.rstrip(b'\r').strip() if i in (0, len(lines) - 1) else c.rstrip(b'\r').rstrip())
-    kept, dropped, fence, in_tag_body, summary = [], 0, False, False, False
-    for c in content[1:-1] if not content[0] else content[:-1]:
-        s = c.strip()
-        if s.startswith((b'```', b'~~~')): fence = not fence; dropped += 1; continue
-        if not fence and _DOC_MARKER.match(s): kept.append(s); continue
-        if not fence and s.startswith(b'@') and not s.startswith(b'@example'): kept.append(s); continue
-        if s and not fence and not summary and not kept: kept.append(s); summary = True; continue
-        if s or fence: dropped += 1
-    if content[-1].strip(): dropped += 1
+    last = lines[-1].strip()
+    last = (last[:-2] if last.endswith(b'*/') else last).removeprefix(b'*').strip()
+    text = [l.strip().removeprefix(b'*').strip() for l in lines[1:-1]]      # each line's text, after its ` * `
+    if first := lines[0].strip()[3:].strip(): text.insert(0, first)      # text on the `/**` line
+    kept, dropped, fence, summary = [], 0, False, False
+    for s in text:
+        if s[:3] in (b'```', b'~~~'): fence = not fence; dropped += 1; continue
+        if fence: dropped += 1; continue
+        if s[:1] == b'@':
+            if not s.startswith(b'@example'): kept.append(s); continue
+        elif s[:1] == _MARKER_START and _DOC_MARKER.match(s): kept.append(s); continue
+        if s and not summary and not kept: kept.append(s); summary = True; continue
+        if s: dropped += 1
+    if last: dropped += 1
     if dropped < 2: return None
     kept.append(note_marker(f'{dropped} doc comment lines elided').encode())
     pad = indent + b' * '
@@ -335,13 +375,14 @@ def chunk_starts(body: bytes, language: str, size: int = CHUNK_BYTES) -> list[in
 # %% ../../nbs/21_compressors_code.ipynb #96f3d740
 def _edits(tree: ts.Tree, src: bytes, language: str, newline: bytes, size: int) -> list[tuple[int, int, bytes]]:
     "`(start, end, replacement)` byte edits of `src` parsed as `tree`: outermost bodies and long doc comments, none holding a signal line; `size`: bytes of the whole file."
-    if language == 'python' and not tree.root_node.has_error: found, bodies = {}, python_outermost_bodies(tree, size)   # no query (above)
-    else:
+    if tree.root_node.has_error and language not in _TOLERANT:             # (only C and C++ come here with errors): the query
         found = captures(tree, language)
-        bodies = outermost_bodies(tree, language, found.get('body', []), size)
+        bodies, comments = outermost_bodies(tree, language, found.get('body', []), size), found.get('c', [])
+    elif language == 'python': bodies, comments = python_outermost_bodies(tree, size), []   # no query (above)
+    else: bodies, comments = brace_outermost_bodies(tree, language, size)
     if tree.root_node.has_error: bodies = [b for b in bodies if not b.parent.has_error]   # only functions read without error
     edits = [(b.start_byte, b.end_byte, body_replacement(b, src, language, newline)) for b in bodies]
-    if language in _DOC_LANGS: edits += _doc_edits(found.get('c', []), src, edits, newline)
+    if language in _DOC_LANGS: edits += _doc_edits(comments, src, edits, newline)
     return [e for e in edits if not _holds_signal(src[e[0]:e[1]])]        # caveman.signals: such a body stays whole
 
 # %% ../../nbs/21_compressors_code.ipynb #dc0bb5f9
