@@ -358,6 +358,50 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
     try:
         for ev in yaml_events(body):
             c = ev.__class__
+            if c is Scalar and top is not None and not top[1] and top[5]:   # most events: a scalar in a live block collection
+                sm, em = ev.start_mark, ev.end_mark
+                if exact:
+                    a = sm.line; e = em.line                      # past the start's line, a mark at column 0 ends the line before
+                    if e != a: e -= em.column == 0
+                else:
+                    a = line(sm)
+                    e = a if em.index <= sm.index else line(em, 1)
+                if top[0]:
+                    top[3] = key = not top[3]
+                    if key:                                       # a key: its entry opens; the value closes it
+                        entry = len(starts)
+                        top[6] = entry
+                        if not ev.style:
+                            top[7] = True
+                            v = ev.value
+                            step = seg_ids.get(v)
+                            if step is None: step = seg_ids[v] = len(segments); segments.append(_segment(v))
+                            s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(step); f_app(0 if open_ else 1)
+                        else:
+                            top[7] = False
+                            s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(0); f_app(4 if open_ else 5)
+                        if ev.anchor is not None: share(ev, 'key')
+                        entry = -1
+                    else:                                         # a value: its key's entry
+                        entry = top[6]
+                        if ev.anchor is not None: o_app(entry); share(ev, 'value'); open_.pop()
+                else:
+                    i = top[4]; top[4] = i + 1; entry = -1
+                    if (text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-'):   # not a `-` alone on its line
+                        entry = len(starts)
+                        s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(-i - 1); f_app(2)
+                    if ev.anchor is not None:
+                        if entry >= 0: o_app(entry); share(ev, 'item'); open_.pop()
+                        else: share(ev, 'item')
+                if e > a:                                         # a multi-line scalar: its lines are text
+                    if '+' not in ahead(sm):
+                        while e > a and not text_lines[e].strip(): e -= 1
+                    if e > a: inside.update(range(a + 1, e + 1))
+                style = ev.style
+                if style == '|' or style == '>': blocks.add(a)
+                if top[2] < e: top[2] = e                         # end the node: it extends its frame and closes its entry
+                if entry >= 0: ends[entry] = (e if e > starts[entry] else starts[entry]) + 1
+                continue
             if c is Scalar or c is MapStart or c is SeqStart or c is Alias:
                 sm = ev.start_mark
                 a = sm.line if exact else line(sm)
