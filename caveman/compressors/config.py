@@ -628,14 +628,26 @@ def _still_parses(kind: str, original: str, output: str) -> bool:
 def _lead(line: str) -> str: return line[:len(line) - len(line.lstrip(' \t'))]
 
 # %% ../../nbs/16_compressors_config.ipynb #0a1311cf
+_DROPPED = re.compile(b'\x00+')
+
+def _dropped(keep: Sequence) -> list[tuple[int, int]]:
+    "`dropped_runs(keep)`: maximal runs `[a, b)` of false flags (`keep`: bools, ints or a bytearray), in order."
+    flags = keep if isinstance(keep, (bytes, bytearray)) else bytes(map(bool, keep))
+    return [m.span() for m in _DROPPED.finditer(flags)]
+
+# %% ../../nbs/16_compressors_config.ipynb #1fe4e64e
 def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], yml: bool, replaced: dict, cr: str, entries: Sequence = ()) -> list[str]:
     "Output lines: `replaced` (start -> (end, marker)) first, then each dropped run (cut on the boundaries of `entries`, `aligned_runs`) as one comment-lines or config-lines marker, or as it was when not worth a marker."
-    out, i, runs = [], 0, dict(aligned_runs(dropped_runs(keep), entries))
+    out, i, runs = [], 0, dict(aligned_runs(_dropped(keep), entries))
+    stops, at = sorted({*replaced, *runs}), 0                                # where a replaced range or a dropped run starts
     while i < len(lines):
+        at = bisect.bisect_left(stops, i, at)                                 # the next one at or after i: the lines before it stay
+        if at == len(stops): out += lines[i:]; break
+        s = stops[at]
+        if s > i: out += lines[i:s]; i = s
         if i in replaced:
             end, marker = replaced[i]
             out.append(marker + cr); i = end; continue
-        if i not in runs: out.append(lines[i]); i += 1; continue
         a, b = i, runs[i]
         if all(comment[j] or not lines[j].strip() for j in range(a, b)):       # comments (and blank lines) only
             j = a
