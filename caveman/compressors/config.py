@@ -71,29 +71,42 @@ def member(inside):
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
 def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytearray, array, bytearray]:
     "`(depth, opens, parents, comment)`, one of each a line, in one pass: depth is twice the indentation, plus one for a `- ` item (-1 for a blank line or a line in `inside`, the text of a multi-line value); opens is 1 for a parent line (a key ending in `:` or a `- ` item, no comment), else 0; parents as `yaml_parents` gives them; comment as `comment_lines(lines, 'yaml', inside)`. Machine ints, 10 bytes a line."
-    depth, opens, out, comment = array('i'), bytearray(), array('i'), bytearray(len(lines))
-    dappend, oappend, pappend, inn = depth.append, opens.append, out.append, member(inside)
+    n = len(lines)
+    depth, opens, out, comment = array('i', [-1]) * n, bytearray(n), array('i', [-1]) * n, bytearray(n)
+    if isinstance(inside, LineSet): skip = inside.mask
+    else:
+        skip = bytearray(n)
+        for i in inside:
+            if 0 <= i < n: skip[i] = 1
+    head = n and skip[0]
     stack, p, parent_match = [], -1, _YAML_PARENT.match     # (depth, index) of open parent lines; p: the last parent appended
-    for i, line in enumerate(lines):
-        if i and inn(i): dappend(-1); oappend(0); pappend(p); continue
+    i = -1
+    for line, s in zip(lines, skip):                         # the flags as bytes: no call per line to ask
+        i += 1
+        if s and i: out[i] = p; continue
         rest = line.lstrip(' \t')
         if not rest or rest.isspace():
-            dappend(-1); oappend(0); p = stack[-1][1] if stack else -1; pappend(p); continue
-        lead = len(line) - len(rest)
+            p = out[i] = stack[-1][1] if stack else -1; continue
         first = rest[0]
-        item = first == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r'))   # `_YAML_ITEM`
-        d = 2 * (lead + line.count('\t', 0, lead)) + item if lead else item
-        o = item or (first not in '#;' and (rest.rstrip(' \t\r')[-1:] == ':' or '#' in rest)   # what `_YAML_PARENT` needs: most lines are `key: value`
-                     and parent_match(line) is not None)
-        dappend(d); oappend(o)
-        if first in '#;': comment[i] = 1
-        if not o and first in '#;': p = next((k for dd, k in reversed(stack) if dd < d), -1)   # a comment: the parent open at its indentation
+        if first == '#' or first == ';':
+            comment[i] = 1
+            lead = len(line) - len(rest)
+            d = depth[i] = 2 * (lead + line.count('\t', 0, lead)) if lead else 0
+            p = out[i] = next((k for dd, k in reversed(stack) if dd < d), -1)   # a comment: the parent open at its indentation
+            continue
+        if first == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r')):
+            item = o = 1                                     # `_YAML_ITEM`
         else:
-            while stack and stack[-1][0] >= d: stack.pop()
-            p = stack[-1][1] if stack else -1
-            if o: stack.append((d, i))
-        pappend(p)
-    if lines and inn(0): comment[0] = 0
+            item = 0
+            last = rest[-1]
+            o = ((last == ':' or (last in ' \t\r' and rest.rstrip(' \t\r')[-1:] == ':') or '#' in rest)
+                 and parent_match(line) is not None)      # what `_YAML_PARENT` needs: most lines are `key: value`
+        lead = len(line) - len(rest)
+        d = depth[i] = 2 * (lead + line.count('\t', 0, lead)) + item if lead else item
+        while stack and stack[-1][0] >= d: stack.pop()
+        p = out[i] = stack[-1][1] if stack else -1
+        if o: opens[i] = 1; stack.append((d, i))
+    if head: comment[0] = 0
     return depth, opens, out, comment
 
 # %% ../../nbs/16_compressors_config.ipynb #c0cc353c
