@@ -401,6 +401,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                            'caveman/compressors/config.py'),
                                             'caveman.compressors.config._plain_breaks': ( 'compressors_config.html#_plain_breaks',
                                                                                           'caveman/compressors/config.py'),
+                                            'caveman.compressors.config._run_bytes': ( 'compressors_config.html#_run_bytes',
+                                                                                       'caveman/compressors/config.py'),
                                             'caveman.compressors.config._segment': ( 'compressors_config.html#_segment',
                                                                                      'caveman/compressors/config.py'),
                                             'caveman.compressors.config._still_parses': ( 'compressors_config.html#_still_parses',

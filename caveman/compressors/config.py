@@ -492,33 +492,37 @@ from array import array
 from itertools import accumulate, count
 from operator import not_, or_
 
+def _run_bytes(lines: Sequence[str], a: int, b: int) -> int:
+    "UTF-8 bytes of `lines[a:b]`, each with its line feed: one join and one encoding, not one a line."
+    return len('\n'.join(lines[a:b]).encode('utf-8')) + 1 if b > a else 0
+
+_ONES = bytes([0] + [1] * 255)                                    # `bytes.translate`: any true byte to 1
+
 def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool], comment: Sequence[bool],
                      flag: Sequence[bool] | None = None, marks: Sequence[int] | None = None) -> list[tuple[int, int, str]]:
     "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line); `marks`: the lines that may be a document marker or hold an anchor (`marked_lines`), when known."
     if flag is None: flag = [_flags(l) for l in lines]
-    # prefix counts: lines kept (or comments), lines free of flags, markers, anchors; machine ints (4 bytes a line, not 36)
-    shown = array('i', accumulate(map(bool, map(or_, keep, comment)), initial=0))
-    marked = bytearray(map(bool, flag))                           # a flag, a document marker or an anchor: a byte a line
+    # one prefix count of the lines that break an entry (dropped and no comment, or a flag, a document marker, an anchor): machine ints
+    marked = bytearray(flag).translate(_ONES) if isinstance(flag, (bytes, bytearray)) else bytearray(map(bool, flag))   # a byte a line
     for i in [i for i, l in enumerate(lines) if '&' in l or l[:3] in ('---', '...')] if marks is None else marks:   # the few lines that may be a marker or an anchor
         l = lines[i]
         if (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)): marked[i] = 1
-    plain = array('i', accumulate(map(not_, marked), initial=0))
+    broken = array('i', accumulate(map(or_, marked, map(not_, map(or_, keep, comment))), initial=0))
     del marked
     first, out, done, item = {}, [], -1, _YAML_ITEM.match         # first: a hash of (top-level, length, lines) -> the entry first seen with it (a list on a collision)
     starts, ends, flags = entries.start, entries.end, entries.flags
     chars = array('q', accumulate(map(len, lines), initial=0))   # characters before each line, and lines not all ASCII: a run's bytes without encoding it
-    wide = array('i', accumulate(map(not_, map(str.isascii, lines)), initial=0))
-    least = {}                                                    # run length -> the fewest bytes such a run needs to be worth its marker
+    wide = None if all(map(str.isascii, lines)) else array('i', accumulate(map(not_, map(str.isascii, lines)), initial=0))
+    least, paths = {}, {}                                         # paths: entry -> its path, made once; least: run length -> the fewest bytes such a run needs to be worth its marker
     for i, start, end, f in zip(count(), starts, ends, flags):   # no path made unless named
-        if start < done or f & 4: continue
-        if shown[end] - shown[start] != end - start or plain[end] - plain[start] != end - start: continue   # not intact
+        if start < done or f & 4 or broken[end] != broken[start]: continue   # inside an elided one, no path, or not intact
         a = start + 1 if f & 1 else start
         if a >= end: continue
         need = least.get(end - a)
         if need is None:                                          # the shortest claim: `same as .x`; a marker must be shorter (twice, under 3 lines)
             m = len(('# ' + elision_marker(end - a, 'config lines', 'same as .')).encode())
             need = least[end - a] = m + 1 if end - a >= 3 else 2 * m
-        if wide[end] == wide[a] and chars[end] - chars[a] + end - a < need: continue   # too short to elide, here and wherever it repeats
+        if chars[end] - chars[a] + end - a < need and (wide is None or wide[end] == wide[a]): continue   # too short to elide, here and wherever it repeats
         if not f & 2 and item(lines[start]): continue            # a key on its item's `- ` line: the item's business
         run = lines[a:end]
         key = hash((f & 1, end - a, hash(tuple(run))))           # a hash, not the lines: one int per entry; equal hashes are compared
@@ -530,8 +534,10 @@ def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool
             if flags[j] & 1 == f & 1 and ends[j] - b == end - a and lines[b:ends[j]] == run: same = j; break
         if same is None:
             first[key] = seen + [i] if seen.__class__ is list else [seen, i]; continue
-        claim = ('same as under ' if f & 1 else 'same as ') + entries.path(same)
-        run_bytes = chars[end] - chars[a] + end - a if wide[end] == wide[a] else sum(len(l.encode()) + 1 for l in lines[a:end])
+        target = paths.get(same)
+        if target is None: target = paths[same] = entries.path(same)   # an entry repeated many times: its path made once
+        claim = ('same as under ' if f & 1 else 'same as ') + target
+        run_bytes = chars[end] - chars[a] + end - a if wide is None or wide[end] == wide[a] else _run_bytes(lines, a, end)
         marker_bytes = indentation(lines[a]) + len(('# ' + elision_marker(end - a, 'config lines', claim)).encode())
         if marker_bytes < run_bytes and worth_eliding(end - a, claim, marker_bytes, run_bytes):
             out.append((a, end, claim)); done = end
@@ -669,13 +675,13 @@ def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], y
                 k = j
                 while k < b and comment[k]: k += 1
                 marker = (_lead(lines[j]) if yml else '') + '# ' + elision_marker(k - j, 'comment lines')
-                run_bytes = sum(len(l.encode()) + 1 for l in lines[j:k])
+                run_bytes = _run_bytes(lines, j, k)
                 out += [marker + cr] if k - j >= 3 or 2 * len(marker.encode()) <= run_bytes else lines[j:k]
                 j = k
         else:                                                                 # the reference's config-lines run
             run = [l for l in lines[a:b] if l.strip() and not is_comment(l)] or [l for l in lines[a:b] if l.strip()] or ['']
             marker = (_lead(min(run, key=indentation)) if yml else '') + '# ' + elision_marker(b - a, 'config lines')
-            if worth_eliding(b - a, '', len(marker.encode()), sum(len(l.encode()) + 1 for l in lines[a:b])): out.append(marker + cr)
+            if worth_eliding(b - a, '', len(marker.encode()), _run_bytes(lines, a, b)): out.append(marker + cr)
             else: out += lines[a:b]
         i = b
     return out
