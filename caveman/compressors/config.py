@@ -355,7 +355,8 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
     starts, ends, parent, steps, flags = array('i'), array('i'), array('i'), array('i'), bytearray()   # the draft entries
     shared, inside, blocks, docs = set(), set(), set(), []
     frames, open_, anchors, seg_ids, segments = [], [], {}, {}, []   # seg_ids: each key's path step, interned once
-    # a frame: [mapping, flow, last line, a key is next, items so far, live, key's entry, key usable, role, entry, first line]
+    # a frame: [mapping, flow, last line, a key is next, items so far, live, key's entry, key usable, role, entry, first line,
+    #           the entry open around its keys and items (-1: none), their flags as plain keys (1: top-level)]
     def share(ev, role):
         "An anchor or alias: the entries around it (and a key's own) get no path."
         owners = tuple(open_) + ((len(starts) - 1,) if role == 'key' else ())
@@ -382,17 +383,16 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                 if top[0]:
                     top[3] = key = not top[3]
                     if key:                                       # a key: its entry opens; the value closes it
-                        entry = len(starts)
-                        top[6] = entry
+                        top[6] = len(starts)
                         if not ev.style:
                             top[7] = True
                             v = ev.value
                             step = seg_ids.get(v)
                             if step is None: step = seg_ids[v] = len(segments); segments.append(_segment(v))
-                            s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(step); f_app(0 if open_ else 1)
+                            s_app(a); e_app(a + 1); p_app(top[11]); st_app(step); f_app(top[12])
                         else:
                             top[7] = False
-                            s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(0); f_app(4 if open_ else 5)
+                            s_app(a); e_app(a + 1); p_app(top[11]); st_app(0); f_app(top[12] | 4)
                         if ev.anchor is not None: share(ev, 'key')
                         entry = -1
                     else:                                         # a value: its key's entry
@@ -402,7 +402,7 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                     i = top[4]; top[4] = i + 1; entry = -1
                     if (text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-'):   # not a `-` alone on its line
                         entry = len(starts)
-                        s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(-i - 1); f_app(2)
+                        s_app(a); e_app(a + 1); p_app(top[11]); st_app(-i - 1); f_app(2)
                     if ev.anchor is not None:
                         if entry >= 0: o_app(entry); share(ev, 'item'); open_.pop()
                         else: share(ev, 'item')
@@ -413,7 +413,7 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                 style = ev.style
                 if style == '|' or style == '>': blocks.add(a)
                 if top[2] < e: top[2] = e                         # end the node: it extends its frame and closes its entry
-                if entry >= 0: ends[entry] = (e if e > starts[entry] else starts[entry]) + 1
+                if entry >= 0 and e > starts[entry]: ends[entry] = e + 1   # else it ends where it starts, as drafted
                 continue
             if c is Scalar or c is MapStart or c is SeqStart or c is Alias:
                 sm = ev.start_mark
@@ -443,7 +443,8 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                             o_app(entry)
                 if ev.anchor is not None: share(ev, role)
                 if c is MapStart or c is SeqStart:
-                    top = [c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a]
+                    owner = open_[-1] if open_ else -1            # what stays open while this collection's keys and items are read
+                    top = [c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a, owner, 0 if open_ else 1]
                     frames.append(top); continue
                 em = ev.end_mark
                 if exact:
