@@ -688,6 +688,9 @@ def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], y
     return out
 
 # %% ../../nbs/16_compressors_config.ipynb #fb10eba2
+from itertools import repeat
+from operator import gt, is_not
+
 def compress_config(body: bytes, query: str = '') -> bytes | None:
     "Elide lines of a YAML/TOML/INI file (UTF-8, >= 14 lines): redundant configuration lines, comment runs, repeated YAML entries and long block-scalar middles, each run behind one `# … N … elided (caveman) …` comment line; head, tail, flagged lines, top-level keys and their parents stay; None when declined or when the output would not parse (reference §3.9)."
     if is_caveman_view(body): return None
@@ -709,7 +712,8 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     inside = LineSet(n, ((a + 1, b) for a, b in groups))
     shape = _yaml_shape(lines, inside) if yml else None               # depth, parents and comments: one pass over the lines
     comment = shape[3] if yml else bytearray(comment_lines(lines, kind, inside))   # per-line facts: a byte a line, not 8
-    flag = bytearray(f or s is not None for f, s in zip(flag_word_lines(body, lines), signal_flags(lines, SOURCE)))
+    flag = bytearray(map(is_not, signal_flags(lines, SOURCE), repeat(None)))   # a signal or a flag word: a byte a line, no Python step per line
+    for i in compress(range(n), flag_word_lines(body, lines)): flag[i] = 1
     mask = inside.mask
     marks = [i for i in marked_lines(body) if i < n] if yml else []   # the lines that may be a document marker or hold an anchor
     # a top-level key starts at column 0 (depth 0, or 1 for `-\tkey:`): only those lines and the marked ones are read
@@ -723,7 +727,8 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     for i in [*range(HEAD), *range(max(0, n - TAIL), n)]: keep[i] = True
     asked = query_fill(lines, keep, query, QUERY_LIMIT) if query else keep
     configuration = array('i', compress(range(n), map(not_, comment)))   # 4 bytes a line, not 36
-    for i, k in zip(configuration, keep_non_redundant(list(map(lines.__getitem__, configuration)), list(map(asked.__getitem__, configuration)))): keep[i] = k
+    guarded = keep_non_redundant(list(map(lines.__getitem__, configuration)), list(map(asked.__getitem__, configuration)))
+    for i in compress(configuration, map(gt, guarded, map(keep.__getitem__, configuration))): keep[i] = True   # `asked` and the guard only add
     title = bytearray(document_titles(lines, comment, [i for i in marks if lines[i].startswith('---')])) if yml else bytearray(n)
     comments = array('i', compress(range(n), comment))              # the comment rule reads only them
     shown = bytearray(n)
