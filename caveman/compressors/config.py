@@ -71,29 +71,42 @@ def member(inside):
 # %% ../../nbs/16_compressors_config.ipynb #f0cf1c93
 def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytearray, array, bytearray]:
     "`(depth, opens, parents, comment)`, one of each a line, in one pass: depth is twice the indentation, plus one for a `- ` item (-1 for a blank line or a line in `inside`, the text of a multi-line value); opens is 1 for a parent line (a key ending in `:` or a `- ` item, no comment), else 0; parents as `yaml_parents` gives them; comment as `comment_lines(lines, 'yaml', inside)`. Machine ints, 10 bytes a line."
-    depth, opens, out, comment = array('i'), bytearray(), array('i'), bytearray(len(lines))
-    dappend, oappend, pappend, inn = depth.append, opens.append, out.append, member(inside)
+    n = len(lines)
+    depth, opens, out, comment = array('i', [-1]) * n, bytearray(n), array('i', [-1]) * n, bytearray(n)
+    if isinstance(inside, LineSet): skip = inside.mask
+    else:
+        skip = bytearray(n)
+        for i in inside:
+            if 0 <= i < n: skip[i] = 1
+    head = n and skip[0]
     stack, p, parent_match = [], -1, _YAML_PARENT.match     # (depth, index) of open parent lines; p: the last parent appended
-    for i, line in enumerate(lines):
-        if i and inn(i): dappend(-1); oappend(0); pappend(p); continue
+    i = -1
+    for line, s in zip(lines, skip):                         # the flags as bytes: no call per line to ask
+        i += 1
+        if s and i: out[i] = p; continue
         rest = line.lstrip(' \t')
         if not rest or rest.isspace():
-            dappend(-1); oappend(0); p = stack[-1][1] if stack else -1; pappend(p); continue
-        lead = len(line) - len(rest)
+            p = out[i] = stack[-1][1] if stack else -1; continue
         first = rest[0]
-        item = first == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r'))   # `_YAML_ITEM`
-        d = 2 * (lead + line.count('\t', 0, lead)) + item if lead else item
-        o = item or (first not in '#;' and (rest.rstrip(' \t\r')[-1:] == ':' or '#' in rest)   # what `_YAML_PARENT` needs: most lines are `key: value`
-                     and parent_match(line) is not None)
-        dappend(d); oappend(o)
-        if first in '#;': comment[i] = 1
-        if not o and first in '#;': p = next((k for dd, k in reversed(stack) if dd < d), -1)   # a comment: the parent open at its indentation
+        if first == '#' or first == ';':
+            comment[i] = 1
+            lead = len(line) - len(rest)
+            d = depth[i] = 2 * (lead + line.count('\t', 0, lead)) if lead else 0
+            p = out[i] = next((k for dd, k in reversed(stack) if dd < d), -1)   # a comment: the parent open at its indentation
+            continue
+        if first == '-' and (rest[1:2] in (' ', '\t') or rest[1:] in ('', '\r')):
+            item = o = 1                                     # `_YAML_ITEM`
         else:
-            while stack and stack[-1][0] >= d: stack.pop()
-            p = stack[-1][1] if stack else -1
-            if o: stack.append((d, i))
-        pappend(p)
-    if lines and inn(0): comment[0] = 0
+            item = 0
+            last = rest[-1]
+            o = ((last == ':' or (last in ' \t\r' and rest.rstrip(' \t\r')[-1:] == ':') or '#' in rest)
+                 and parent_match(line) is not None)      # what `_YAML_PARENT` needs: most lines are `key: value`
+        lead = len(line) - len(rest)
+        d = depth[i] = 2 * (lead + line.count('\t', 0, lead)) + item if lead else item
+        while stack and stack[-1][0] >= d: stack.pop()
+        p = out[i] = stack[-1][1] if stack else -1
+        if o: opens[i] = 1; stack.append((d, i))
+    if head: comment[0] = 0
     return depth, opens, out, comment
 
 # %% ../../nbs/16_compressors_config.ipynb #c0cc353c
@@ -342,7 +355,8 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
     starts, ends, parent, steps, flags = array('i'), array('i'), array('i'), array('i'), bytearray()   # the draft entries
     shared, inside, blocks, docs = set(), set(), set(), []
     frames, open_, anchors, seg_ids, segments = [], [], {}, {}, []   # seg_ids: each key's path step, interned once
-    # a frame: [mapping, flow, last line, a key is next, items so far, live, key's entry, key usable, role, entry, first line]
+    # a frame: [mapping, flow, last line, a key is next, items so far, live, key's entry, key usable, role, entry, first line,
+    #           the entry open around its keys and items (-1: none), their flags as plain keys (1: top-level)]
     def share(ev, role):
         "An anchor or alias: the entries around it (and a key's own) get no path."
         owners = tuple(open_) + ((len(starts) - 1,) if role == 'key' else ())
@@ -358,6 +372,49 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
     try:
         for ev in yaml_events(body):
             c = ev.__class__
+            if c is Scalar and top is not None and not top[1] and top[5]:   # most events: a scalar in a live block collection
+                sm, em = ev.start_mark, ev.end_mark
+                if exact:
+                    a = sm.line; e = em.line                      # past the start's line, a mark at column 0 ends the line before
+                    if e != a: e -= em.column == 0
+                else:
+                    a = line(sm)
+                    e = a if em.index <= sm.index else line(em, 1)
+                if top[0]:
+                    top[3] = key = not top[3]
+                    if key:                                       # a key: its entry opens; the value closes it
+                        top[6] = len(starts)
+                        if not ev.style:
+                            top[7] = True
+                            v = ev.value
+                            step = seg_ids.get(v)
+                            if step is None: step = seg_ids[v] = len(segments); segments.append(_segment(v))
+                            s_app(a); e_app(a + 1); p_app(top[11]); st_app(step); f_app(top[12])
+                        else:
+                            top[7] = False
+                            s_app(a); e_app(a + 1); p_app(top[11]); st_app(0); f_app(top[12] | 4)
+                        if ev.anchor is not None: share(ev, 'key')
+                        entry = -1
+                    else:                                         # a value: its key's entry
+                        entry = top[6]
+                        if ev.anchor is not None: o_app(entry); share(ev, 'value'); open_.pop()
+                else:
+                    i = top[4]; top[4] = i + 1; entry = -1
+                    if (text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-'):   # not a `-` alone on its line
+                        entry = len(starts)
+                        s_app(a); e_app(a + 1); p_app(top[11]); st_app(-i - 1); f_app(2)
+                    if ev.anchor is not None:
+                        if entry >= 0: o_app(entry); share(ev, 'item'); open_.pop()
+                        else: share(ev, 'item')
+                if e > a:                                         # a multi-line scalar: its lines are text
+                    if '+' not in ahead(sm):
+                        while e > a and not text_lines[e].strip(): e -= 1
+                    if e > a: inside.update(range(a + 1, e + 1))
+                style = ev.style
+                if style == '|' or style == '>': blocks.add(a)
+                if top[2] < e: top[2] = e                         # end the node: it extends its frame and closes its entry
+                if entry >= 0 and e > starts[entry]: ends[entry] = e + 1   # else it ends where it starts, as drafted
+                continue
             if c is Scalar or c is MapStart or c is SeqStart or c is Alias:
                 sm = ev.start_mark
                 a = sm.line if exact else line(sm)
@@ -386,7 +443,8 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                             o_app(entry)
                 if ev.anchor is not None: share(ev, role)
                 if c is MapStart or c is SeqStart:
-                    top = [c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a]
+                    owner = open_[-1] if open_ else -1            # what stays open while this collection's keys and items are read
+                    top = [c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a, owner, 0 if open_ else 1]
                     frames.append(top); continue
                 em = ev.end_mark
                 if exact:
@@ -435,33 +493,37 @@ from array import array
 from itertools import accumulate, count
 from operator import not_, or_
 
+def _run_bytes(lines: Sequence[str], a: int, b: int) -> int:
+    "UTF-8 bytes of `lines[a:b]`, each with its line feed: one join and one encoding, not one a line."
+    return len('\n'.join(lines[a:b]).encode('utf-8')) + 1 if b > a else 0
+
+_ONES = bytes([0] + [1] * 255)                                    # `bytes.translate`: any true byte to 1
+
 def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool], comment: Sequence[bool],
                      flag: Sequence[bool] | None = None, marks: Sequence[int] | None = None) -> list[tuple[int, int, str]]:
     "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line); `marks`: the lines that may be a document marker or hold an anchor (`marked_lines`), when known."
     if flag is None: flag = [_flags(l) for l in lines]
-    # prefix counts: lines kept (or comments), lines free of flags, markers, anchors; machine ints (4 bytes a line, not 36)
-    shown = array('i', accumulate(map(bool, map(or_, keep, comment)), initial=0))
-    marked = bytearray(map(bool, flag))                           # a flag, a document marker or an anchor: a byte a line
+    # one prefix count of the lines that break an entry (dropped and no comment, or a flag, a document marker, an anchor): machine ints
+    marked = bytearray(flag).translate(_ONES) if isinstance(flag, (bytes, bytearray)) else bytearray(map(bool, flag))   # a byte a line
     for i in [i for i, l in enumerate(lines) if '&' in l or l[:3] in ('---', '...')] if marks is None else marks:   # the few lines that may be a marker or an anchor
         l = lines[i]
         if (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)): marked[i] = 1
-    plain = array('i', accumulate(map(not_, marked), initial=0))
+    broken = array('i', accumulate(map(or_, marked, map(not_, map(or_, keep, comment))), initial=0))
     del marked
     first, out, done, item = {}, [], -1, _YAML_ITEM.match         # first: a hash of (top-level, length, lines) -> the entry first seen with it (a list on a collision)
     starts, ends, flags = entries.start, entries.end, entries.flags
     chars = array('q', accumulate(map(len, lines), initial=0))   # characters before each line, and lines not all ASCII: a run's bytes without encoding it
-    wide = array('i', accumulate(map(not_, map(str.isascii, lines)), initial=0))
-    least = {}                                                    # run length -> the fewest bytes such a run needs to be worth its marker
+    wide = None if all(map(str.isascii, lines)) else array('i', accumulate(map(not_, map(str.isascii, lines)), initial=0))
+    least, paths = {}, {}                                         # paths: entry -> its path, made once; least: run length -> the fewest bytes such a run needs to be worth its marker
     for i, start, end, f in zip(count(), starts, ends, flags):   # no path made unless named
-        if start < done or f & 4: continue
-        if shown[end] - shown[start] != end - start or plain[end] - plain[start] != end - start: continue   # not intact
+        if start < done or f & 4 or broken[end] != broken[start]: continue   # inside an elided one, no path, or not intact
         a = start + 1 if f & 1 else start
         if a >= end: continue
         need = least.get(end - a)
         if need is None:                                          # the shortest claim: `same as .x`; a marker must be shorter (twice, under 3 lines)
             m = len(('# ' + elision_marker(end - a, 'config lines', 'same as .')).encode())
             need = least[end - a] = m + 1 if end - a >= 3 else 2 * m
-        if wide[end] == wide[a] and chars[end] - chars[a] + end - a < need: continue   # too short to elide, here and wherever it repeats
+        if chars[end] - chars[a] + end - a < need and (wide is None or wide[end] == wide[a]): continue   # too short to elide, here and wherever it repeats
         if not f & 2 and item(lines[start]): continue            # a key on its item's `- ` line: the item's business
         run = lines[a:end]
         key = hash((f & 1, end - a, hash(tuple(run))))           # a hash, not the lines: one int per entry; equal hashes are compared
@@ -473,8 +535,10 @@ def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool
             if flags[j] & 1 == f & 1 and ends[j] - b == end - a and lines[b:ends[j]] == run: same = j; break
         if same is None:
             first[key] = seen + [i] if seen.__class__ is list else [seen, i]; continue
-        claim = ('same as under ' if f & 1 else 'same as ') + entries.path(same)
-        run_bytes = chars[end] - chars[a] + end - a if wide[end] == wide[a] else sum(len(l.encode()) + 1 for l in lines[a:end])
+        target = paths.get(same)
+        if target is None: target = paths[same] = entries.path(same)   # an entry repeated many times: its path made once
+        claim = ('same as under ' if f & 1 else 'same as ') + target
+        run_bytes = chars[end] - chars[a] + end - a if wide is None or wide[end] == wide[a] else _run_bytes(lines, a, end)
         marker_bytes = indentation(lines[a]) + len(('# ' + elision_marker(end - a, 'config lines', claim)).encode())
         if marker_bytes < run_bytes and worth_eliding(end - a, claim, marker_bytes, run_bytes):
             out.append((a, end, claim)); done = end
@@ -584,14 +648,26 @@ def _still_parses(kind: str, original: str, output: str) -> bool:
 def _lead(line: str) -> str: return line[:len(line) - len(line.lstrip(' \t'))]
 
 # %% ../../nbs/16_compressors_config.ipynb #0a1311cf
+_DROPPED = re.compile(b'\x00+')
+
+def _dropped(keep: Sequence) -> list[tuple[int, int]]:
+    "`dropped_runs(keep)`: maximal runs `[a, b)` of false flags (`keep`: bools, ints or a bytearray), in order."
+    flags = keep if isinstance(keep, (bytes, bytearray)) else bytes(map(bool, keep))
+    return [m.span() for m in _DROPPED.finditer(flags)]
+
+# %% ../../nbs/16_compressors_config.ipynb #1fe4e64e
 def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], yml: bool, replaced: dict, cr: str, entries: Sequence = ()) -> list[str]:
     "Output lines: `replaced` (start -> (end, marker)) first, then each dropped run (cut on the boundaries of `entries`, `aligned_runs`) as one comment-lines or config-lines marker, or as it was when not worth a marker."
-    out, i, runs = [], 0, dict(aligned_runs(dropped_runs(keep), entries))
+    out, i, runs = [], 0, dict(aligned_runs(_dropped(keep), entries))
+    stops, at = sorted({*replaced, *runs}), 0                                # where a replaced range or a dropped run starts
     while i < len(lines):
+        at = bisect.bisect_left(stops, i, at)                                 # the next one at or after i: the lines before it stay
+        if at == len(stops): out += lines[i:]; break
+        s = stops[at]
+        if s > i: out += lines[i:s]; i = s
         if i in replaced:
             end, marker = replaced[i]
             out.append(marker + cr); i = end; continue
-        if i not in runs: out.append(lines[i]); i += 1; continue
         a, b = i, runs[i]
         if all(comment[j] or not lines[j].strip() for j in range(a, b)):       # comments (and blank lines) only
             j = a
@@ -600,18 +676,21 @@ def _emit(lines: Sequence[str], keep: Sequence[bool], comment: Sequence[bool], y
                 k = j
                 while k < b and comment[k]: k += 1
                 marker = (_lead(lines[j]) if yml else '') + '# ' + elision_marker(k - j, 'comment lines')
-                run_bytes = sum(len(l.encode()) + 1 for l in lines[j:k])
+                run_bytes = _run_bytes(lines, j, k)
                 out += [marker + cr] if k - j >= 3 or 2 * len(marker.encode()) <= run_bytes else lines[j:k]
                 j = k
         else:                                                                 # the reference's config-lines run
             run = [l for l in lines[a:b] if l.strip() and not is_comment(l)] or [l for l in lines[a:b] if l.strip()] or ['']
             marker = (_lead(min(run, key=indentation)) if yml else '') + '# ' + elision_marker(b - a, 'config lines')
-            if worth_eliding(b - a, '', len(marker.encode()), sum(len(l.encode()) + 1 for l in lines[a:b])): out.append(marker + cr)
+            if worth_eliding(b - a, '', len(marker.encode()), _run_bytes(lines, a, b)): out.append(marker + cr)
             else: out += lines[a:b]
         i = b
     return out
 
 # %% ../../nbs/16_compressors_config.ipynb #fb10eba2
+from itertools import repeat
+from operator import gt, is_not
+
 def compress_config(body: bytes, query: str = '') -> bytes | None:
     "Elide lines of a YAML/TOML/INI file (UTF-8, >= 14 lines): redundant configuration lines, comment runs, repeated YAML entries and long block-scalar middles, each run behind one `# … N … elided (caveman) …` comment line; head, tail, flagged lines, top-level keys and their parents stay; None when declined or when the output would not parse (reference §3.9)."
     if is_caveman_view(body): return None
@@ -633,7 +712,8 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     inside = LineSet(n, ((a + 1, b) for a, b in groups))
     shape = _yaml_shape(lines, inside) if yml else None               # depth, parents and comments: one pass over the lines
     comment = shape[3] if yml else bytearray(comment_lines(lines, kind, inside))   # per-line facts: a byte a line, not 8
-    flag = bytearray(f or s is not None for f, s in zip(flag_word_lines(body, lines), signal_flags(lines, SOURCE)))
+    flag = bytearray(map(is_not, signal_flags(lines, SOURCE), repeat(None)))   # a signal or a flag word: a byte a line, no Python step per line
+    for i in compress(range(n), flag_word_lines(body, lines)): flag[i] = 1
     mask = inside.mask
     marks = [i for i in marked_lines(body) if i < n] if yml else []   # the lines that may be a document marker or hold an anchor
     # a top-level key starts at column 0 (depth 0, or 1 for `-\tkey:`): only those lines and the marked ones are read
@@ -647,7 +727,8 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     for i in [*range(HEAD), *range(max(0, n - TAIL), n)]: keep[i] = True
     asked = query_fill(lines, keep, query, QUERY_LIMIT) if query else keep
     configuration = array('i', compress(range(n), map(not_, comment)))   # 4 bytes a line, not 36
-    for i, k in zip(configuration, keep_non_redundant(list(map(lines.__getitem__, configuration)), list(map(asked.__getitem__, configuration)))): keep[i] = k
+    guarded = keep_non_redundant(list(map(lines.__getitem__, configuration)), list(map(asked.__getitem__, configuration)))
+    for i in compress(configuration, map(gt, guarded, map(keep.__getitem__, configuration))): keep[i] = True   # `asked` and the guard only add
     title = bytearray(document_titles(lines, comment, [i for i in marks if lines[i].startswith('---')])) if yml else bytearray(n)
     comments = array('i', compress(range(n), comment))              # the comment rule reads only them
     shown = bytearray(n)
