@@ -294,7 +294,7 @@ def _strip_html_blocks(text: str) -> tuple[str, int]:
     return ''.join(kept) + text[pos:], removed
 
 # %% ../../nbs/14_compressors_text.ipynb #3999106a
-from ..signals import PROSE, signal_flags, forced_signals
+from ..signals import PROSE, signal_flags, forced_signals, span_signal_lines
 from .base import signal_section
 
 def compress_text(body: bytes, query: str = '') -> bytes | None:
@@ -307,9 +307,8 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     n = len(spans)
     if n < MIN_SECTIONS: return None
     secs = [text[a:b] for a, b in spans]
-    sig = section_signals(secs)
+    sig, hits = span_signal_lines(text, spans, PROSE, _FLAG_LOWER + _NORMATIVE_WORDS)   # one lower-cased reading: signals and both word rules
     forced = forced_signals([l[0] if l else '' for l in sig], sig)
-    hits = sections_holding(secs, _FLAG_LOWER + _NORMATIVE_WORDS)   # one lower-cased pass for both rules
     keep = [k or _HTML_BLOCK in s or f or m for k, s, f, m in zip(heading_keep(secs, hits), secs, forced, must_keep_each(secs, hits))]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
