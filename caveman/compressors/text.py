@@ -33,30 +33,61 @@ _ANY_FENCE = re.compile(r'(?m)^ *(?:`{3}|~{3})')                 # a line `_FENC
 _PARAGRAPH = re.compile(r'(?m)^[^\n]*\S(?:[^\S\n]*\n[^\n]*\S)*')   # non-blank lines in a row, to the last non-space
 _LINE = re.compile(r'(?m)^[^\n]*\S')                              # one non-blank line, to its last non-space
 
+def _leading(text: str, token: str, pos: int, fits=lambda i, ls: True) -> tuple[int, int]:
+    "`(line start, where token starts)` of the first line at or after `pos` (a line start) whose first characters after its spaces are `token` (and `fits(i, ls)`), else `(-1, -1)`: `str.find` of the token, a line holding it after other characters passed over whole (linear)."
+    i = text.find(token, pos)
+    while i >= 0:
+        ls = text.rfind('\n', 0, i) + 1
+        if text.count(' ', ls, i) == i - ls and fits(i, ls): return ls, i
+        nl = text.find('\n', i)
+        i = text.find(token, nl + 1) if nl >= 0 else -1
+    return -1, -1
+
+def _fences(text: str):
+    "A function `pos -> _ANY_FENCE.search(text, pos).start()` (or -1) for rising line starts `pos`, without trying the pattern at every character: each token's next opening line is found once (`_leading`) and kept while it lies ahead."
+    ahead = {}
+    def at(pos: int) -> int:
+        for tok in ('```', '~~~'):
+            if tok not in ahead or 0 <= ahead[tok] < pos: ahead[tok] = _leading(text, tok, pos)[0]
+        a, b = ahead.values()
+        return min(a, b) if a >= 0 and b >= 0 else max(a, b)
+    return at
+
+def _end_of_content(text: str, start: int) -> int:
+    "Where the last non-space character of `text[start:]` ends (`start + len(text[start:].rstrip())`), read back from the end 4,096 characters at a time: no copy of the text."
+    k = len(text)
+    while k > start:
+        a = max(start, k - 4096)
+        if s := text[a:k].rstrip(): return a + len(s)
+        k = a
+    return start
+
 def _fenced_block(text: str, start: int, spans: list) -> int:
-    "Append the span of the fenced code block whose opening line starts at character `start` of `text` (to its closing line, or to the end when none closes it) to `spans`; returns where the next line starts (past `len(text)` at the end)."
+    "Append the span of the fenced code block whose opening line starts at character `start` of `text` (to its closing line, or to the end when none closes it) to `spans`; returns where the next line starts (past `len(text)` at the end). The closing line is found by `str.find` of the fence (`_leading`), checked as `_closes` would."
     m, n = _FENCE_OPEN.match(text, start), len(text)
     fence, indent = m.group(2), len(m.group(1))
-    e = text.find('\n', start) % (n + 1)                         # -1 (no line feed) -> n
-    last, pos = start + len(text[start:e].rstrip()), e + 1
-    while pos <= n:
-        e = text.find('\n', pos) % (n + 1)
-        line = text[pos:e]
-        if line.strip(): last = pos + len(line.rstrip())
-        if _closes(line, fence, indent): break
-        pos = e + 1
-    spans.append((start, last))
+    pos = text.find('\n', start) % (n + 1) + 1                   # the next line (past the end when none)
+    def closes(i, ls):
+        e = text.find('\n', i) % (n + 1)
+        rest = text[i:e].rstrip()
+        return i - ls <= indent + 3 and rest == fence[0] * len(rest)
+    ls, i = _leading(text, fence, pos, closes) if pos <= n else (-1, -1)
+    if i < 0:
+        spans.append((start, _end_of_content(text, start)))
+        return n + 1
+    e = text.find('\n', i) % (n + 1)
+    spans.append((start, i + len(text[i:e].rstrip())))
     return e + 1
 
 def sections(text: str) -> list[tuple[int, int]]:
     "Character spans `(start, end)` of the sections of `text`: paragraphs (or lines, when no line is blank), each fenced code block whole; trailing white space is outside a span (reference §3.6). Between fences one regex pass (`_PARAGRAPH` or `_LINE`), each fence by `_fenced_block`."
     paragraphs = '\n\n' in text or '\r\n\r\n' in text or re.search(r'\n[ \t\r]*\n', text) is not None
-    rx, spans, pos = _PARAGRAPH if paragraphs else _LINE, [], 0
+    rx, spans, pos, fence_at = _PARAGRAPH if paragraphs else _LINE, [], 0, _fences(text)
     while True:
-        f = _ANY_FENCE.search(text, pos)
-        spans += [m.span() for m in rx.finditer(text, pos, f.start() if f else len(text))]
-        if not f: return spans
-        pos = _fenced_block(text, f.start(), spans)
+        f = fence_at(pos)
+        spans += [m.span() for m in rx.finditer(text, pos, f if f >= 0 else len(text))]
+        if f < 0: return spans
+        pos = _fenced_block(text, f, spans)
 
 # %% ../../nbs/14_compressors_text.ipynb #9b89b1b7
 FLAG_WORDS = ('ERROR', 'WARNING', 'IMPORTANT', 'NOTE', 'ACTION', 'FOLLOWUP', 'SECURITY', 'SUMMARY', 'CONCLUSION',
