@@ -43,16 +43,18 @@ _SECURITY = (r'\b' + _SAFETY + r'["\']?[ \t]*[=:][ \t]*(?:False|false|0|no|off)\
              r'|\bchmod[ \t]+(?:-R[ \t]+)?0?777\b')
 
 # Each class is tried only when one of its literals (lower case) occurs in the line: `in` is far
-# cheaper than a pattern, and most lines hold none. The classes are tried in this order.
+# cheaper than a pattern, and most lines hold none. The classes are tried in this order. Every
+# alternative of a class's pattern holds one of its literals (`rejectUnauthorized: false` and
+# `validate_certs: no` once held none, and were missed).
 _CLASSES = [  # (class, literals, pattern, profiles)
-    ('security', ('verify', 'hostname', 'ssl', 'insecure', 'shell', 'cert_none', '--no-', 'tls', 'disable', 'chmod'), _SECURITY, (OUTPUT, PROSE, SOURCE)),
+    ('security', ('verify', 'hostname', 'ssl', 'insecure', 'shell', 'cert_none', '--no-', 'tls', 'disable', 'chmod', 'unauthorized', 'validate_cert'), _SECURITY, (OUTPUT, PROSE, SOURCE)),
     ('errno', ('= -1 e',), _ERRNO, (OUTPUT, PROSE, SOURCE)),
     ('exit', ('exit', 'returncode', 'return code', 'non-zero'), _EXIT, (OUTPUT, PROSE, SOURCE)),
     ('http', ('http/', 'status'), _HTTP, (OUTPUT, PROSE, SOURCE)),
     ('summary', ('changed', 'insertion', 'deletion', 'passed', 'failed', 'error', 'skipped', 'deselected', 'warning', 'package',
                  'successfully', 'upgraded', 'ran ', 'vulnerab'), _SUMMARY, (OUTPUT, PROSE, SOURCE)),
     ('failure', ('e   ',), _PYTEST_E, (OUTPUT, PROSE, SOURCE)),
-    ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _LOUD, (PROSE,)),
+    ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
 ]
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat)) for cls, lits, pat, profiles in _CLASSES if p in profiles] for p in (OUTPUT, PROSE, SOURCE)}
@@ -195,39 +197,40 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
     starts, ends = [a for a, _ in spans], [b for _, b in spans]
     bits_of, classes = _LIT_BITS[profile], _BY_PROFILE[profile]
     found = {w: set() for w in words}
-    masks, frame_at = {}, {}                                  # line start in `text` (cut to its span) -> class bits; -> its span
-    def where(i):
-        "(span index, where its line starts) of a hit at `i` of `text`, or None outside every span."
-        k = bisect_right(starts, i) - 1
-        if k < 0 or i >= ends[k]: return None
-        return k, max(text.rfind('\n', 0, i) + 1, starts[k])
+    masks, frame_at = {}, {}                                  # line start in `text` (cut to its span) -> (span, class bits); -> its span
+    def located(low: str, off: int, w: str, hit: set):
+        "Add to `hit` the spans that hold `w`, from one lower-cased piece at `off`: a search per span that holds it, not per occurrence."
+        i = low.find(w)
+        while i >= 0:
+            k = bisect_right(starts, off + i) - 1
+            if k >= 0 and off + i < ends[k]: hit.add(k); i = low.find(w, max(ends[k] - off, i + 1))
+            elif k + 1 < len(starts): i = low.find(w, max(starts[k + 1] - off, i + 1))
+            else: break
     try:
         for off, low in _pieces(text):
             for lit, bits in (*bits_of.items(), ('file "', -1)):
+                word = found.get(lit)                         # a word the caller wants that is a literal too: read once
                 i = low.find(lit)
                 while i >= 0:
-                    if (at := where(off + i)) is not None:
-                        k, ls = at
+                    t = off + i
+                    e = low.find('\n', i) % (len(low) + 1) + off   # the text's line ends here
+                    k = bisect_right(starts, t) - 1
+                    if k >= 0 and t < ends[k]:
+                        ls = max(text.rfind('\n', 0, t) + 1, starts[k])
                         if bits > 0: masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
                         else: frame_at[ls] = k
-                    e = low.find('\n', i)
-                    i = low.find(lit, e) if e >= 0 else -1    # the next line: this literal is noted for this one
+                        if word is not None: word.add(k)
+                        nxt = min(e, ends[k])                 # the next line, or the next span on this one
+                    else: nxt = min(e, starts[k + 1]) if k + 1 < len(starts) else len(text)
+                    i = low.find(lit, nxt - off) if nxt - off < len(low) else -1
             for w in words:
-                i, hit = low.find(w), found[w]
-                while i >= 0:
-                    k = bisect_right(starts, off + i) - 1
-                    if k >= 0 and off + i < ends[k]: hit.add(k); i = low.find(w, max(ends[k] - off, i + 1))   # the next span
-                    else: i = low.find(w, i + 1)
+                if w not in bits_of: located(low, off, w, found[w])
     except _Shifted:
         groups = [text[a:b].split('\n') for a, b in spans]
         lines = [[l for l, f in zip(g, fl) if f] for g, fl in zip(groups, signal_flags_each(groups, profile))]
         found = {w: set() for w in words}
         for off, low in _pieces(text, ascii_lower=True):
-            for w in words:
-                i = low.find(w)
-                while i >= 0:
-                    if (k := bisect_right(starts, off + i) - 1) >= 0 and off + i < ends[k]: found[w].add(k)
-                    i = low.find(w, i + 1)
+            for w in words: located(low, off, w, found[w])
         return lines, found
     flagged = {}                                              # span -> {line start: class}
     for ls, (k, mask) in masks.items():
