@@ -97,6 +97,8 @@ MAX_HEADING_BYTES, MAX_HEADING_WORDS = 96, 8
 
 def is_heading(section: str) -> bool:
     "True for a section starting with `#`, or of <= 96 bytes with 1-8 words and no `.!?` (reference §3.6)."
+    if len(section) > MAX_HEADING_BYTES and not section[0].isspace() and not section[-1].isspace():
+        return section[0] == '#'                                    # its own strip, and too long for a heading by shape: no copy
     s = section.strip()
     if s.startswith('#'): return True
     if len(s) > MAX_HEADING_BYTES: return False                     # no character is less than a byte: no copy of a long section
@@ -197,6 +199,10 @@ def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int
     "`spans` (character spans of `sections`) with each section that opens with a heading line over deeper-indented lines, or with an underlined heading, split into the heading and the rest."
     out = []
     for a, b in spans:
+        nl = text.find('\n', a, b)
+        c = text[nl + 1:min(nl + 2, b)]
+        if nl < 0 or (c and not c.isspace() and c not in '=-~^*+'):   # no underline and no deeper line can follow the first
+            out.append((a, b)); continue
         if (u := _underlined(text, a, b)) is not None:
             rest = text.find('\n', u, b) + 1
             out += [(a, u), (rest, b)]; continue
@@ -226,7 +232,8 @@ def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
 # %% ../../nbs/14_compressors_text.ipynb #df929a1a
 def _indent(section: str) -> int:
     "Columns before the first character of `section`, tabs expanded to 8 (man pages mix them with spaces)."
-    first = section.split('\n', 1)[0].expandtabs(8)
+    nl = section.find('\n')
+    first = (section if nl < 0 else section[:nl]).expandtabs(8)     # the first line alone: no copy of the rest
     return len(first) - len(first.lstrip(' '))
 
 # %% ../../nbs/14_compressors_text.ipynb #5b75cec1
@@ -272,11 +279,13 @@ def must_keep(section: str) -> bool:
 _NORMATIVE_WORDS = ('must not', 'must never', 'shall not', 'should not', 'do not use', 'deprecated', 'caution', 'danger', 'unsafe',
                     'not supported', 'unsupported', 'breaking change')   # the phrases of `_NORMATIVE`, lower case
 
+_RECORD_LEAD = re.compile(r'\s*' + _RECORD_HEAD.pattern)          # `_RECORD_HEAD` after white space: no stripped copy
+
 def must_keep_each(secs: Sequence[str], hits: dict | None = None) -> list[bool]:
     "`[must_keep(s) for s in secs]` (sections as str), the normative pattern searched only in the sections that can match it; `hits`: `sections_holding` of `secs` for (at least) `_NORMATIVE_WORDS`, when made already."
     hits = hits or sections_holding(secs, _NORMATIVE_WORDS)
     hold = set().union(*(hits[w] for w in _NORMATIVE_WORDS))
-    return [table_head(s) or _RECORD_HEAD.match(s.lstrip()) is not None
+    return [table_head(s) or _RECORD_LEAD.match(s) is not None
             or ((i in hold or not s.isascii()) and _NORMATIVE.search(s) is not None) for i, s in enumerate(secs)]
 
 # %% ../../nbs/14_compressors_text.ipynb #ed255c92
