@@ -260,12 +260,16 @@ def table_head(section: str) -> bool:
     return len(lines) == 2 and '|' in lines[0] and _TABLE_SEP.fullmatch(lines[1].rstrip('\r')) is not None
 
 # %% ../../nbs/14_compressors_text.ipynb #2f3c48eb
+_ROW_LEAD = re.compile(r'\s*\|')                                     # a row after white space: no stripped copy of the rest
+
 def table_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     "`spans` with each section that is a Markdown table of header, separator and rows split into the header with its separator, and the rows."
     out = []
     for a, b in spans:
-        nl = text.find('\n', a, b); nl2 = text.find('\n', nl + 1, b) if nl >= 0 else -1
-        if nl2 >= 0 and table_head(text[a:nl2]) and text[nl2 + 1:b].lstrip().startswith('|'):
+        nl = text.find('\n', a, b)
+        if nl < 0 or text.find('|', a, nl) < 0: out.append((a, b)); continue   # a header row holds a `|`
+        nl2 = text.find('\n', nl + 1, b)
+        if nl2 >= 0 and table_head(text[a:nl2]) and _ROW_LEAD.match(text, nl2 + 1, b):
             out += [(a, nl2), (nl2 + 1, b)]; continue
         out.append((a, b))
     return out
