@@ -198,7 +198,7 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
     starts, ends = [a for a, _ in spans], [b for _, b in spans]
     bits_of, classes = _LIT_BITS[profile], _BY_PROFILE[profile]
     found = {w: set() for w in words}
-    masks, frame_at = {}, {}                                  # line start in `text` (cut to its span) -> (span, class bits); -> its span
+    masks = {}                                                # line start in `text` (cut to its span) -> (span, class bits)
     def located(low: str | bytes, off: int, w: str, hit: set):
         "Add to `hit` the spans that hold `w`, from one lower-cased piece at `off`: a search per span that holds it, not per occurrence."
         if type(low) is bytes: w = w.encode()
@@ -212,7 +212,7 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
         for off, low in _pieces(text):
             as_bytes = type(low) is bytes
             nl = b'\n' if as_bytes else '\n'
-            for lit, bits in (*bits_of.items(), ('file "', -1)):
+            for lit, bits in bits_of.items():
                 word = found.get(lit)                         # a word the caller wants that is a literal too: read once
                 if as_bytes: lit = lit.encode()
                 i = low.find(lit)
@@ -222,8 +222,7 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
                     k = bisect_right(starts, t) - 1
                     if k >= 0 and t < ends[k]:
                         ls = max(text.rfind('\n', 0, t) + 1, starts[k])
-                        if bits > 0: masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
-                        else: frame_at[ls] = k
+                        masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
                         if word is not None: word.add(k)
                         nxt = min(e, ends[k])                 # the next line, or the next span on this one
                     else: nxt = min(e, starts[k + 1]) if k + 1 < len(starts) else len(text)
@@ -253,10 +252,17 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
     for k, hits in flagged.items():
         a, b = spans[k]
         g = text[a:b].split('\n')
-        flags, index = [None] * len(g), {}
-        for ls in sorted({*hits, *(ls for ls, j in frame_at.items() if j == k)}): index[ls] = text.count('\n', a, ls)
+        frames, i = [], text.find('File "', a, b)
+        while i >= 0:                                         # the lines where a Python frame can start (`_PY_FRAME`)
+            frames.append(max(text.rfind('\n', 0, i) + 1, a))
+            e = text.find('\n', i, b)
+            i = text.find('File "', e, b) if e >= 0 else -1
+        index, n, prev = {}, 0, a
+        for ls in sorted({*hits, *frames}):                   # line numbers in the span, counted once from its start
+            n += text.count('\n', prev, ls); prev = ls; index[ls] = n
+        flags = [None] * len(g)
         for ls, cls in hits.items(): flags[index[ls]] = cls
-        _frames(g, flags, sorted(index[ls] for ls, j in frame_at.items() if j == k))
+        _frames(g, flags, [index[ls] for ls in frames])
         out[k] = [l for l, f in zip(g, flags) if f]
     return out, found
 
