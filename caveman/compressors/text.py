@@ -33,30 +33,61 @@ _ANY_FENCE = re.compile(r'(?m)^ *(?:`{3}|~{3})')                 # a line `_FENC
 _PARAGRAPH = re.compile(r'(?m)^[^\n]*\S(?:[^\S\n]*\n[^\n]*\S)*')   # non-blank lines in a row, to the last non-space
 _LINE = re.compile(r'(?m)^[^\n]*\S')                              # one non-blank line, to its last non-space
 
+def _leading(text: str, token: str, pos: int, fits=lambda i, ls: True) -> tuple[int, int]:
+    "`(line start, where token starts)` of the first line at or after `pos` (a line start) whose first characters after its spaces are `token` (and `fits(i, ls)`), else `(-1, -1)`: `str.find` of the token, a line holding it after other characters passed over whole (linear)."
+    i = text.find(token, pos)
+    while i >= 0:
+        ls = text.rfind('\n', 0, i) + 1
+        if text.count(' ', ls, i) == i - ls and fits(i, ls): return ls, i
+        nl = text.find('\n', i)
+        i = text.find(token, nl + 1) if nl >= 0 else -1
+    return -1, -1
+
+def _fences(text: str):
+    "A function `pos -> _ANY_FENCE.search(text, pos).start()` (or -1) for rising line starts `pos`, without trying the pattern at every character: each token's next opening line is found once (`_leading`) and kept while it lies ahead."
+    ahead = {}
+    def at(pos: int) -> int:
+        for tok in ('```', '~~~'):
+            if tok not in ahead or 0 <= ahead[tok] < pos: ahead[tok] = _leading(text, tok, pos)[0]
+        a, b = ahead.values()
+        return min(a, b) if a >= 0 and b >= 0 else max(a, b)
+    return at
+
+def _end_of_content(text: str, start: int) -> int:
+    "Where the last non-space character of `text[start:]` ends (`start + len(text[start:].rstrip())`), read back from the end 4,096 characters at a time: no copy of the text."
+    k = len(text)
+    while k > start:
+        a = max(start, k - 4096)
+        if s := text[a:k].rstrip(): return a + len(s)
+        k = a
+    return start
+
 def _fenced_block(text: str, start: int, spans: list) -> int:
-    "Append the span of the fenced code block whose opening line starts at character `start` of `text` (to its closing line, or to the end when none closes it) to `spans`; returns where the next line starts (past `len(text)` at the end)."
+    "Append the span of the fenced code block whose opening line starts at character `start` of `text` (to its closing line, or to the end when none closes it) to `spans`; returns where the next line starts (past `len(text)` at the end). The closing line is found by `str.find` of the fence (`_leading`), checked as `_closes` would."
     m, n = _FENCE_OPEN.match(text, start), len(text)
     fence, indent = m.group(2), len(m.group(1))
-    e = text.find('\n', start) % (n + 1)                         # -1 (no line feed) -> n
-    last, pos = start + len(text[start:e].rstrip()), e + 1
-    while pos <= n:
-        e = text.find('\n', pos) % (n + 1)
-        line = text[pos:e]
-        if line.strip(): last = pos + len(line.rstrip())
-        if _closes(line, fence, indent): break
-        pos = e + 1
-    spans.append((start, last))
+    pos = text.find('\n', start) % (n + 1) + 1                   # the next line (past the end when none)
+    def closes(i, ls):
+        e = text.find('\n', i) % (n + 1)
+        rest = text[i:e].rstrip()
+        return i - ls <= indent + 3 and rest == fence[0] * len(rest)
+    ls, i = _leading(text, fence, pos, closes) if pos <= n else (-1, -1)
+    if i < 0:
+        spans.append((start, _end_of_content(text, start)))
+        return n + 1
+    e = text.find('\n', i) % (n + 1)
+    spans.append((start, i + len(text[i:e].rstrip())))
     return e + 1
 
 def sections(text: str) -> list[tuple[int, int]]:
     "Character spans `(start, end)` of the sections of `text`: paragraphs (or lines, when no line is blank), each fenced code block whole; trailing white space is outside a span (reference §3.6). Between fences one regex pass (`_PARAGRAPH` or `_LINE`), each fence by `_fenced_block`."
     paragraphs = '\n\n' in text or '\r\n\r\n' in text or re.search(r'\n[ \t\r]*\n', text) is not None
-    rx, spans, pos = _PARAGRAPH if paragraphs else _LINE, [], 0
+    rx, spans, pos, fence_at = _PARAGRAPH if paragraphs else _LINE, [], 0, _fences(text)
     while True:
-        f = _ANY_FENCE.search(text, pos)
-        spans += [m.span() for m in rx.finditer(text, pos, f.start() if f else len(text))]
-        if not f: return spans
-        pos = _fenced_block(text, f.start(), spans)
+        f = fence_at(pos)
+        spans += [m.span() for m in rx.finditer(text, pos, f if f >= 0 else len(text))]
+        if f < 0: return spans
+        pos = _fenced_block(text, f, spans)
 
 # %% ../../nbs/14_compressors_text.ipynb #9b89b1b7
 FLAG_WORDS = ('ERROR', 'WARNING', 'IMPORTANT', 'NOTE', 'ACTION', 'FOLLOWUP', 'SECURITY', 'SUMMARY', 'CONCLUSION',
@@ -66,6 +97,8 @@ MAX_HEADING_BYTES, MAX_HEADING_WORDS = 96, 8
 
 def is_heading(section: str) -> bool:
     "True for a section starting with `#`, or of <= 96 bytes with 1-8 words and no `.!?` (reference §3.6)."
+    if len(section) > MAX_HEADING_BYTES and not section[0].isspace() and not section[-1].isspace():
+        return section[0] == '#'                                    # its own strip, and too long for a heading by shape: no copy
     s = section.strip()
     if s.startswith('#'): return True
     if len(s) > MAX_HEADING_BYTES: return False                     # no character is less than a byte: no copy of a long section
@@ -166,6 +199,10 @@ def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int
     "`spans` (character spans of `sections`) with each section that opens with a heading line over deeper-indented lines, or with an underlined heading, split into the heading and the rest."
     out = []
     for a, b in spans:
+        nl = text.find('\n', a, b)
+        c = text[nl + 1:min(nl + 2, b)]
+        if nl < 0 or (c and not c.isspace() and c not in '=-~^*+'):   # no underline and no deeper line can follow the first
+            out.append((a, b)); continue
         if (u := _underlined(text, a, b)) is not None:
             rest = text.find('\n', u, b) + 1
             out += [(a, u), (rest, b)]; continue
@@ -195,7 +232,8 @@ def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
 # %% ../../nbs/14_compressors_text.ipynb #df929a1a
 def _indent(section: str) -> int:
     "Columns before the first character of `section`, tabs expanded to 8 (man pages mix them with spaces)."
-    first = section.split('\n', 1)[0].expandtabs(8)
+    nl = section.find('\n')
+    first = (section if nl < 0 else section[:nl]).expandtabs(8)     # the first line alone: no copy of the rest
     return len(first) - len(first.lstrip(' '))
 
 # %% ../../nbs/14_compressors_text.ipynb #5b75cec1
@@ -222,12 +260,16 @@ def table_head(section: str) -> bool:
     return len(lines) == 2 and '|' in lines[0] and _TABLE_SEP.fullmatch(lines[1].rstrip('\r')) is not None
 
 # %% ../../nbs/14_compressors_text.ipynb #2f3c48eb
+_ROW_LEAD = re.compile(r'\s*\|')                                     # a row after white space: no stripped copy of the rest
+
 def table_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     "`spans` with each section that is a Markdown table of header, separator and rows split into the header with its separator, and the rows."
     out = []
     for a, b in spans:
-        nl = text.find('\n', a, b); nl2 = text.find('\n', nl + 1, b) if nl >= 0 else -1
-        if nl2 >= 0 and table_head(text[a:nl2]) and text[nl2 + 1:b].lstrip().startswith('|'):
+        nl = text.find('\n', a, b)
+        if nl < 0 or text.find('|', a, nl) < 0: out.append((a, b)); continue   # a header row holds a `|`
+        nl2 = text.find('\n', nl + 1, b)
+        if nl2 >= 0 and table_head(text[a:nl2]) and _ROW_LEAD.match(text, nl2 + 1, b):
             out += [(a, nl2), (nl2 + 1, b)]; continue
         out.append((a, b))
     return out
@@ -241,11 +283,13 @@ def must_keep(section: str) -> bool:
 _NORMATIVE_WORDS = ('must not', 'must never', 'shall not', 'should not', 'do not use', 'deprecated', 'caution', 'danger', 'unsafe',
                     'not supported', 'unsupported', 'breaking change')   # the phrases of `_NORMATIVE`, lower case
 
+_RECORD_LEAD = re.compile(r'\s*' + _RECORD_HEAD.pattern)          # `_RECORD_HEAD` after white space: no stripped copy
+
 def must_keep_each(secs: Sequence[str], hits: dict | None = None) -> list[bool]:
     "`[must_keep(s) for s in secs]` (sections as str), the normative pattern searched only in the sections that can match it; `hits`: `sections_holding` of `secs` for (at least) `_NORMATIVE_WORDS`, when made already."
     hits = hits or sections_holding(secs, _NORMATIVE_WORDS)
     hold = set().union(*(hits[w] for w in _NORMATIVE_WORDS))
-    return [table_head(s) or _RECORD_HEAD.match(s.lstrip()) is not None
+    return [table_head(s) or _RECORD_LEAD.match(s) is not None
             or ((i in hold or not s.isascii()) and _NORMATIVE.search(s) is not None) for i, s in enumerate(secs)]
 
 # %% ../../nbs/14_compressors_text.ipynb #ed255c92
@@ -294,7 +338,7 @@ def _strip_html_blocks(text: str) -> tuple[str, int]:
     return ''.join(kept) + text[pos:], removed
 
 # %% ../../nbs/14_compressors_text.ipynb #3999106a
-from ..signals import PROSE, signal_flags, forced_signals
+from ..signals import PROSE, signal_flags, forced_signals, span_signal_lines
 from .base import signal_section
 
 def compress_text(body: bytes, query: str = '') -> bytes | None:
@@ -307,9 +351,8 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     n = len(spans)
     if n < MIN_SECTIONS: return None
     secs = [text[a:b] for a, b in spans]
-    sig = section_signals(secs)
+    sig, hits = span_signal_lines(text, spans, PROSE, _FLAG_LOWER + _NORMATIVE_WORDS)   # one lower-cased reading: signals and both word rules
     forced = forced_signals([l[0] if l else '' for l in sig], sig)
-    hits = sections_holding(secs, _FLAG_LOWER + _NORMATIVE_WORDS)   # one lower-cased pass for both rules
     keep = [k or _HTML_BLOCK in s or f or m for k, s, f, m in zip(heading_keep(secs, hits), secs, forced, must_keep_each(secs, hits))]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
