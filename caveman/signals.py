@@ -87,6 +87,7 @@ def _may_summarize(line: str) -> bool:
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, compress
+from functools import lru_cache
 
 _PY_FRAME = re.compile(r'\s*File "[^"]*", line [0-9]+')
 _PYTEST_LOC = re.compile(r'[^\s:]+:[0-9]+: [A-Za-z_][\w.]*')
@@ -101,6 +102,18 @@ _LIT_BITS = {p: {lit: bits for lit in _LITERALS                       # profile 
 
 class _Shifted(Exception): "A block of lines lower-cases to another length (`_scan`)."
 
+_FRAME_BIT = 1 << 60            # in an automaton's value: the key is `file "` (a line where a Python frame can start)
+
+@lru_cache(maxsize=None)
+def _automaton(profile: str, frames: bool = False):
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued with its class bits (`_LIT_BITS`); with `frames`, `file \"` too, valued `_FRAME_BIT` (added to a literal's bits if it is one)."
+    import ahocorasick
+    a = ahocorasick.Automaton()
+    for lit, bits in _LIT_BITS[profile].items(): a.add_word(lit, bits)
+    if frames: a.add_word('file "', _LIT_BITS[profile].get('file "', 0) | _FRAME_BIT)
+    a.make_automaton()
+    return a
+
 def _lowered(text: str, ascii_lower: bool = False) -> str | bytes:
     "`text` lower-cased for the literal search, position for position: an ASCII text as bytes (`bytes.lower` is several times faster than `str.lower`, and the same on ASCII), any other as str (only its ASCII letters lowered when `ascii_lower`); raises `_Shifted` when the str lower-cases to another length."
     if text.isascii(): return text.encode('ascii').lower()
@@ -111,20 +124,18 @@ def _lowered(text: str, ascii_lower: bool = False) -> str | bytes:
 def _scan(lines: Sequence[str], profile: str, frames: bool = False, ascii_lower: bool = False) -> tuple[list, list[int]]:
     "`(flags, frame lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case. Raises `_Shifted` when a block lower-cases to another length, unless `ascii_lower`."
     flags, cands = [None] * len(lines), []
-    bits_of, classes, masks = _LIT_BITS[profile], _BY_PROFILE[profile], {}
+    classes, masks, found = _BY_PROFILE[profile], {}, _automaton(profile, frames).iter
     for b in range(0, len(lines), _BLOCK_LINES):
         block = lines[b:b + _BLOCK_LINES]
         low = _lowered('\n'.join(block), ascii_lower)
-        as_bytes = type(low) is bytes
+        if type(low) is bytes: low = low.decode('ascii')
         starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line k of the block starts at starts[k]
-        for lit, bits in (*bits_of.items(), *((('file "', 0),) if frames else ())):
-            if as_bytes: lit = lit.encode()
-            i = low.find(lit)
-            while i >= 0:
-                n = bisect_right(starts, i) - 1
-                if bits: masks[b + n] = masks.get(b + n, 0) | bits
-                else: cands.append(b + n)
-                i = low.find(lit, starts[n + 1])              # the next line: this literal is recorded for this one
+        for end, bits in found(low):                          # every occurrence; a literal holds no line end
+            n = b + bisect_right(starts, end) - 1
+            if bits & _FRAME_BIT:
+                if not cands or cands[-1] != n: cands.append(n)
+                bits ^= _FRAME_BIT
+            if bits: masks[n] = masks.get(n, 0) | bits
     for n, mask in masks.items():
         line = lines[n]
         if not line.isascii(): flags[n] = line_signal(line, profile); continue
@@ -134,7 +145,7 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False, ascii_lower:
     return flags, cands
 
 def _line_flags(lines: Sequence[str], profile: str, frames: bool = False):
-    "Per line, the class of its first match: `str.find` of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it (`line_signal`'s answer). With `frames`: `(flags, the lines that may start a Python frame)`."
+    "Per line, the class of its first match: one Aho–Corasick pass of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it (`line_signal`'s answer). With `frames`: `(flags, the lines that may start a Python frame)`."
     try: got = _scan(lines, profile, frames)
     except _Shifted: got = _scan(lines, profile, frames, ascii_lower=True)   # a letter lowered to two: positions would shift
     return got if frames else got[0]
@@ -184,6 +195,15 @@ def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) ->
 # %% ../nbs/05_signals.ipynb #07ff7491
 SPAN_CHARS = 1 << 20
 
+@lru_cache(maxsize=None)
+def _span_automaton(profile: str):
+    "An Aho–Corasick automaton of `profile`'s literals valued `(class bits, the literal)` (`span_signal_lines` needs each occurrence's start and its literal)."
+    import ahocorasick
+    a = ahocorasick.Automaton()
+    for lit, bits in _LIT_BITS[profile].items(): a.add_word(lit, (bits, lit))
+    a.make_automaton()
+    return a
+
 def _pieces(text: str, ascii_lower: bool = False):
     "`(offset, _lowered(text[offset:end]))` for pieces of about `SPAN_CHARS` characters, each cut after a line end (or at the end of `text`); raises `_Shifted` when a piece lower-cases to another length, unless `ascii_lower`."
     n, a = len(text), 0
@@ -208,25 +228,17 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
             if k >= 0 and off + i < ends[k]: hit.add(k); i = low.find(w, max(ends[k] - off, i + 1))
             elif k + 1 < len(starts): i = low.find(w, max(starts[k + 1] - off, i + 1))
             else: break
+    auto = _span_automaton(profile)
     try:
         for off, low in _pieces(text):
-            as_bytes = type(low) is bytes
-            nl = b'\n' if as_bytes else '\n'
-            for lit, bits in bits_of.items():
-                word = found.get(lit)                         # a word the caller wants that is a literal too: read once
-                if as_bytes: lit = lit.encode()
-                i = low.find(lit)
-                while i >= 0:
-                    t = off + i
-                    e = low.find(nl, i) % (len(low) + 1) + off   # the text's line ends here
-                    k = bisect_right(starts, t) - 1
-                    if k >= 0 and t < ends[k]:
-                        ls = max(text.rfind('\n', 0, t) + 1, starts[k])
-                        masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
-                        if word is not None: word.add(k)
-                        nxt = min(e, ends[k])                 # the next line, or the next span on this one
-                    else: nxt = min(e, starts[k + 1]) if k + 1 < len(starts) else len(text)
-                    i = low.find(lit, nxt - off) if nxt - off < len(low) else -1
+            if type(low) is bytes: low = low.decode('ascii')
+            for end, (bits, lit) in auto.iter(low):           # every occurrence of every literal, in one pass
+                t = off + end - len(lit) + 1
+                k = bisect_right(starts, t) - 1
+                if k >= 0 and t < ends[k]:
+                    ls = max(text.rfind('\n', 0, t) + 1, starts[k])
+                    masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
+                    if (word := found.get(lit)) is not None: word.add(k)   # a word the caller wants that is a literal too: read once
             for w in words:
                 if w not in bits_of: located(low, off, w, found[w])
     except _Shifted:
