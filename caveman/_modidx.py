@@ -1602,6 +1602,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'caveman.signals.diff_signal_flags': ('signals.html#diff_signal_flags', 'caveman/signals.py'),
                                  'caveman.signals.first_signal_lines': ('signals.html#first_signal_lines', 'caveman/signals.py'),
                                  'caveman.signals.forced_signals': ('signals.html#forced_signals', 'caveman/signals.py'),
+                                 'caveman.signals.holds_signal': ('signals.html#holds_signal', 'caveman/signals.py'),
                                  'caveman.signals.json_signal': ('signals.html#json_signal', 'caveman/signals.py'),
                                  'caveman.signals.line_signal': ('signals.html#line_signal', 'caveman/signals.py'),
                                  'caveman.signals.member_signal': ('signals.html#member_signal', 'caveman/signals.py'),

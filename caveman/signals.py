@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'SPAN_CHARS', 'FIRST_LINES_CHARS', 'STATUS_COLUMNS', 'SIGNAL_REPEATS',
-           'profile_of', 'line_signal', 'signal_flags', 'signal_flags_each', 'span_signal_lines', 'diff_signal_flags',
-           'member_signal', 'first_signal_lines', 'json_signal', 'table_signal_flags', 'forced_signals']
+           'profile_of', 'line_signal', 'signal_flags', 'signal_flags_each', 'span_signal_lines', 'holds_signal',
+           'diff_signal_flags', 'member_signal', 'first_signal_lines', 'json_signal', 'table_signal_flags',
+           'forced_signals']
 
 # %% ../nbs/05_signals.ipynb #f29e4ce1
 OUTPUT, PROSE, SOURCE = 'output', 'prose', 'source'
@@ -277,6 +278,22 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
         _frames(g, flags, [index[ls] for ls in frames])
         out[k] = [l for l, f in zip(g, flags) if f]
     return out, found
+
+
+
+# %% ../nbs/05_signals.ipynb #bca4b07d
+def holds_signal(s: str, profile: str = OUTPUT) -> bool:
+    "True when some line of `s` (str) has a signal class under `profile` (`line_signal`); only the lines holding one of the profile's literals are classified, found by one Aho–Corasick pass over `s` lower-cased (ASCII letters only when lowering would shift positions)."
+    low = s.lower()
+    if len(low) != len(s): low = s.translate(_ASCII_LOWER)
+    tried = set()
+    for end, _ in _span_automaton(profile).iter(low):
+        a = s.rfind('\n', 0, end) + 1
+        if a in tried: continue
+        tried.add(a)
+        b = s.find('\n', end)
+        if line_signal(s[a:b if b >= 0 else len(s)], profile): return True
+    return False
 
 # %% ../nbs/05_signals.ipynb #68befcc0
 from collections import Counter

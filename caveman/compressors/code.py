@@ -324,26 +324,11 @@ def _doc_edits(comments, body, body_edits, newline):
     return edits
 
 # %% ../../nbs/21_compressors_code.ipynb #962fc94f
-from ..signals import SOURCE, line_signal, _LIT_BITS, _ASCII_LOWER
-
-_SOURCE_LITERALS = tuple(_LIT_BITS[SOURCE])   # the literals of the source profile's classes
+from ..signals import SOURCE, holds_signal
 
 def _holds_signal(text: bytes) -> bool:
-    "True when a source span holds a signal line (`caveman.signals`, source profile: `verify=False`, `shell=True`, an `exit code 2`, …); only the lines holding one of the signals' literals are classified."
-    s = text.decode('utf-8', 'replace')
-    low = s.lower()
-    if len(low) != len(s): low = s.translate(_ASCII_LOWER)   # a letter lowered to two: positions would shift (as `signals._line_flags`)
-    tried = set()
-    for lit in _SOURCE_LITERALS:
-        i = low.find(lit)
-        while i >= 0:
-            a, b = s.rfind('\n', 0, i) + 1, s.find('\n', i)
-            if b < 0: b = len(s)
-            if a not in tried:
-                tried.add(a)
-                if line_signal(s[a:b], SOURCE): return True
-            i = low.find(lit, b)
-    return False
+    "True when a source span (bytes, decoded with errors replaced) holds a signal line (`caveman.signals`, source profile: `verify=False`, `shell=True`, an `exit code 2`, …; `signals.holds_signal`: one pass of the profile's literals, only the lines holding one classified)."
+    return holds_signal(text.decode('utf-8', 'replace'), SOURCE)
 
 # %% ../../nbs/21_compressors_code.ipynb #1f472044
 CHUNK_BYTES = 1 << 18

@@ -304,26 +304,14 @@ def page_title(doc) -> str:
     return ' '.join(t.text_content().split()) if t is not None else ''
 
 # %% ../../nbs/19_compressors_html.ipynb #bd913369
-from ..signals import PROSE, signal_flags, line_signal, _LIT_BITS, _ASCII_LOWER
+from ..signals import PROSE, signal_flags, line_signal, holds_signal, _LIT_BITS, _ASCII_LOWER
 
 SIGNAL_SCAN_BYTES = 1 << 16
 _PROSE_LITERALS = tuple(_LIT_BITS[PROSE])   # the literals of the prose profile's classes: a line without one has no class
 
 def _holds_signal(s: str) -> bool:
-    "True when some line of `s` has a signal class under the prose profile; only the lines holding one of its literals are classified (`line_signal`)."
-    low = s.lower()
-    if len(low) != len(s): low = s.translate(_ASCII_LOWER)   # a letter lowered to two: positions would shift (as `signals._line_flags`)
-    tried = set()
-    for lit in _PROSE_LITERALS:
-        i = low.find(lit)
-        while i >= 0:
-            a, b = s.rfind('\n', 0, i) + 1, s.find('\n', i)
-            if b < 0: b = len(s)
-            if a not in tried:
-                tried.add(a)
-                if line_signal(s[a:b], PROSE): return True
-            i = low.find(lit, b)
-    return False
+    "True when some line of `s` has a signal class under the prose profile (`signals.holds_signal`: one pass of its literals, only the lines holding one classified)."
+    return holds_signal(s, PROSE)
 
 def source_has_signal(body: bytes) -> bool:
     "True when some line of `body` (bytes, decoded with errors replaced) has a signal class under the prose profile (`caveman.signals`); read `SIGNAL_SCAN_BYTES` of whole lines at a time, stopping at the first hit."
