@@ -1594,6 +1594,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'caveman.signals._has_literal': ('signals.html#_has_literal', 'caveman/signals.py'),
                                  'caveman.signals._line_flags': ('signals.html#_line_flags', 'caveman/signals.py'),
                                  'caveman.signals._lowered': ('signals.html#_lowered', 'caveman/signals.py'),
+                                 'caveman.signals._lowered_block': ('signals.html#_lowered_block', 'caveman/signals.py'),
                                  'caveman.signals._may_summarize': ('signals.html#_may_summarize', 'caveman/signals.py'),
                                  'caveman.signals._pieces': ('signals.html#_pieces', 'caveman/signals.py'),
                                  'caveman.signals._rewrite_changes': ('signals.html#_rewrite_changes', 'caveman/signals.py'),

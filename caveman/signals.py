@@ -122,14 +122,24 @@ def _lowered(text: str, ascii_lower: bool = False) -> str | bytes:
     if len(low) != len(text): raise _Shifted
     return low
 
-def _scan(lines: Sequence[str], profile: str, frames: bool = False, ascii_lower: bool = False) -> tuple[list, list[int]]:
-    "`(flags, frame lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case. Raises `_Shifted` when a block lower-cases to another length, unless `ascii_lower`."
+def _lowered_block(block: Sequence[str]) -> tuple[str, list[int]]:
+    "`(the lines joined by line feeds and lower-cased position for position, the indices of the lines blanked)`: an ASCII block by `bytes.lower`; a block that `str.lower` lengthens line by line, each line that lengthens replaced by spaces (its flag is `line_signal`'s own)."
+    text = '\n'.join(block)
+    if text.isascii(): return text.encode('ascii').lower().decode('ascii'), []
+    low = text.lower()
+    if len(low) == len(text): return low, []
+    lows = [l.lower() for l in block]
+    blank = [k for k, (l, w) in enumerate(zip(block, lows)) if len(w) != len(l)]
+    for k in blank: lows[k] = ' ' * len(block[k])
+    return '\n'.join(lows), blank
+
+def _scan(lines: Sequence[str], profile: str, frames: bool = False) -> tuple[list, list[int]]:
+    "`(flags, frame lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case."
     flags, cands = [None] * len(lines), []
     classes, masks, found = _BY_PROFILE[profile], {}, _automaton(profile, frames).iter
     for b in range(0, len(lines), _BLOCK_LINES):
         block = lines[b:b + _BLOCK_LINES]
-        low = _lowered('\n'.join(block), ascii_lower)
-        if type(low) is bytes: low = low.decode('ascii')
+        low, blank = _lowered_block(block)
         starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line k of the block starts at starts[k]
         for end, bits in found(low):                          # every occurrence; a literal holds no line end
             n = b + bisect_right(starts, end) - 1
@@ -137,6 +147,9 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False, ascii_lower:
                 if not cands or cands[-1] != n: cands.append(n)
                 bits ^= _FRAME_BIT
             if bits: masks[n] = masks.get(n, 0) | bits
+        for k in blank:                                       # a line `str.lower` lengthens: classified alone
+            flags[b + k] = line_signal(block[k], profile)
+            if frames and 'file "' in block[k].lower(): cands.append(b + k); cands.sort()
     for n, mask in masks.items():
         line = lines[n]
         if not line.isascii(): flags[n] = line_signal(line, profile); continue
@@ -146,9 +159,8 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False, ascii_lower:
     return flags, cands
 
 def _line_flags(lines: Sequence[str], profile: str, frames: bool = False):
-    "Per line, the class of its first match: one Aho–Corasick pass of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it (`line_signal`'s answer). With `frames`: `(flags, the lines that may start a Python frame)`."
-    try: got = _scan(lines, profile, frames)
-    except _Shifted: got = _scan(lines, profile, frames, ascii_lower=True)   # a letter lowered to two: positions would shift
+    "Per line, the class of its first match (`line_signal`'s answer): one Aho–Corasick pass of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it. With `frames`: `(flags, the lines that may start a Python frame)`."
+    got = _scan(lines, profile, frames)
     return got if frames else got[0]
 
 # %% ../nbs/05_signals.ipynb #c4645e72
@@ -184,8 +196,7 @@ def signal_flags(lines: Sequence[str], profile: str = OUTPUT) -> list[str | None
 def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) -> list[list[str | None]]:
     "`[signal_flags(g, profile) for g in groups]` (each a list of str lines): one `_line_flags` pass over all the lines, each group's frames found within it."
     flat = [l for g in groups for l in g]
-    try: every, frame_lines = _scan(flat, profile, frames=True)
-    except _Shifted: return [signal_flags(g, profile) for g in groups]   # as each group alone: see above
+    every, frame_lines = _scan(flat, profile, frames=True)
     out, pos = [], 0
     for g in groups:
         flags = every[pos:pos + len(g)]
