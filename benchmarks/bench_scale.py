@@ -4,7 +4,7 @@ Targets (issue 12): engine <= 2x the count for every type at 1 MB and 16 MB; no 
 peak RSS <= 8x the payload at 16 MB; reduction at 16 MB within 10 points of the reduction at 100 KB.
 
 Every payload is built from the shared corpus by repeating whole units of one kind (files, rows, array
-items, YAML documents; `html` pastes whole pages one after another, `html_page` is one page whose body holds
+items, YAML documents; `ls_lR` from a live `ls -laR` of /usr/lib and /usr/share, its directory blocks; `html` pastes whole pages one after another, `html_page` is one page whose body holds
 the corpus pages' bodies) until it reaches the size, written to a temporary file, and measured in a FRESH
 process (`python bench_scale.py --one PATH REPS`), so peak RSS is that process's own. In it: one
 `Engine.compress` (fresh SQLite file store) -> peak RSS; then REPS alternating pairs (engine, tiktoken
@@ -62,9 +62,12 @@ def build(kind: str, size: int) -> bytes:
         bodies = [m.group(1) for f in _files('html') if (m := re.search(rb'<body[^>]*>(.*)</body>', f.read_bytes(), re.S | re.I))]
         return _repeat(bodies, size, b'\n', b'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>One page</title></head><body>\n',
                        b'\n</body></html>\n')
+    if kind == 'ls_lR':   # a live capture: `ls -laR` of this machine's /usr, its per-directory blocks cycled (break test 9)
+        out = subprocess.run(['ls', '-laR', '/usr/lib', '/usr/share'], capture_output=True, env={**os.environ, 'LC_ALL': 'C'}).stdout
+        return _repeat([b + b'\n' for b in out.split(b'\n\n') if b.strip()], size, b'\n')
     return _repeat([f.read_bytes() for f in _files(kind)], size, b'\n')   # prose, diff, search, terminal, html
 
-KINDS = ['json_array', 'log', 'csv', 'prose', 'diff', 'yaml', 'search', 'terminal', 'html', 'html_page', 'code_py', 'code_js']
+KINDS = ['json_array', 'log', 'csv', 'prose', 'diff', 'yaml', 'search', 'terminal', 'html', 'html_page', 'code_py', 'code_js', 'ls_lR']
 
 def pathological() -> list[tuple[str, bytes]]:
     items = _json_items()

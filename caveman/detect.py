@@ -8,9 +8,9 @@ __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_
            'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES',
            'MIN_SECTIONED_LINES', 'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES',
            'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter',
-           'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'forget_payloads',
-           'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'path_lines',
-           'config_kind', 'bounded_sample', 'detect']
+           'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses',
+           'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'text_fixed_blocks',
+           'forget_payloads', 'path_lines', 'config_kind', 'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -396,11 +396,6 @@ def yaml_spans(text: str, unique_keys: bool = False) -> list[tuple[int, int]] | 
     found = _yaml_extents(text)
     return None if found is None or (unique_keys and found[1]) else found[0]
 
-# %% ../nbs/03_detect.ipynb #800fe44d
-def forget_payloads() -> None:
-    "Empty the one-payload caches (`parse_table`, `_yaml_extents`) so nothing of the last payload (bytes, text or parse) stays alive after a call."
-    parse_table.cache_clear(); _yaml_extents.cache_clear()
-
 # %% ../nbs/03_detect.ipynb #23df7139
 def _line_spans(data: bytes, numbers) -> list[tuple[int, int]]:
     "Spans of `b'\\n' + data + b'\\n'` (as `_LineCounts.without` takes them) covering the lines numbered `numbers` (0-based)."
@@ -584,10 +579,9 @@ def _gap_runs(lines: list[str]) -> list[tuple[int, int]]:
 
 # %% ../nbs/03_detect.ipynb #90692ceb
 def _aligned(line: str, runs: list[tuple[int, int]]) -> bool:
-    "True when no token of `line` covers a gap position."
-    for m in _TOKEN.finditer(line):
-        for a, b in runs:
-            if m.start() < b and a < m.end(): return False
+    "True when no token of `line` covers a gap position: each gap's slice of the line is white space only (a token is a run of other characters)."
+    for a, b in runs:
+        if line[a:b].strip(' \t\r'): return False
     return True
 
 # %% ../nbs/03_detect.ipynb #70de857c
@@ -648,11 +642,22 @@ def fixed_blocks(lines: list[str]) -> list[tuple[int, int, FixedTable | None]]:
             out.append((start, i, fixed_table([l.rstrip('\r') for l in lines[start:i]]))); start = None
     return out
 
+# %% ../nbs/03_detect.ipynb #011dd3d4
+@lru_cache(maxsize=1)
+def text_fixed_blocks(text: str) -> list[tuple[int, int, FixedTable | None]]:
+    "`fixed_blocks(text.split('\\n'))` for `text` (str), the last text's answer kept."
+    return fixed_blocks(text.split('\n'))
+
+# %% ../nbs/03_detect.ipynb #00a2f80f
+def forget_payloads() -> None:
+    "Empty the one-payload caches (`parse_table`, `_yaml_extents`, `text_fixed_blocks`) so nothing of the last payload (bytes, text or parse) stays alive after a call."
+    parse_table.cache_clear(); _yaml_extents.cache_clear(); text_fixed_blocks.cache_clear()
+
 # %% ../nbs/03_detect.ipynb #36a4d044
-def _table_share(lines: list[str]) -> tuple[int, int, bool]:
-    "(lines that belong to tables — header, records, `ls -l` entries, `dir:` headings, `total N` —, non-blank lines, whether some block is a table)."
+def _table_share(lines: list[str], blocks=None) -> tuple[int, int, bool]:
+    "(lines that belong to tables — header, records, `ls -l` entries, `dir:` headings, `total N` —, non-blank lines, whether some block is a table); `blocks`: `fixed_blocks(lines)` when already made."
     covered, nonblank, any_table = 0, 0, False
-    for a, b, t in fixed_blocks(lines):
+    for a, b, t in fixed_blocks(lines) if blocks is None else blocks:
         block = [l.rstrip('\r') for l in lines[a:b]]
         nonblank += len(block)
         rows = set(t.records) | ({t.header} if t and t.header is not None else set()) if t else set()
@@ -680,7 +685,7 @@ def _is_table(body: bytes) -> bool:
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return False
     lines = text.split('\n')
-    if len(lines) > len(head): covered, nonblank, found = _table_share(lines)
+    if len(lines) > len(head): covered, nonblank, found = _table_share(lines, text_fixed_blocks(text))
     return found and nonblank >= MIN_FIXED_RECORDS + 1 and covered * 5 >= nonblank * 3
 
 # %% ../nbs/03_detect.ipynb #40d7699e

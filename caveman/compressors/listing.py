@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs,
                                       keep_non_redundant_or_fallback, query_fill, row_fields)
-from ..detect import fixed_blocks, FixedTable, path_lines
+from ..detect import fixed_blocks, text_fixed_blocks, FixedTable, path_lines
 from ..signals import OUTPUT, forced_signals, signal_flags
 
 # %% ../../nbs/23_compressors_listing.ipynb #c19b2324
@@ -58,6 +58,7 @@ def record_fields(table: FixedTable, line: str) -> list[tuple[str, str]]:
             if not any(ch.isspace() for ch in n) and (headed or any(ch.isalnum() for ch in c))]
 
 # %% ../../nbs/23_compressors_listing.ipynb #39770850
+from functools import lru_cache
 _LS_RECORD = re.compile(
     r'(?P<mode>[-dlcbpsD][rwxsStT-]{9}[.+@]?) +(?P<links>\d+) +(?P<owner>\S+) +(?P<group>\S+) +'
     r'(?:(?P<major>\d+), *(?P<minor>\d+)|(?P<size>\d[\d.,]*[KMGTPEZY]?)) +'
@@ -68,13 +69,18 @@ LS_FIELDS = ('mode', 'links', 'owner', 'group', 'size', 'major', 'minor', 'month
 
 def ls_fields(line: str) -> list[tuple[str, str]] | None:
     "The summary fields (`row_fields` form, in `LS_FIELDS` order) of one `ls -l` row `line` (str) read by `ls`'s grammar, only those the row has; None when `line` is no `ls -l` row."
+    f = _ls_fields(line)
+    return None if f is None else list(f)
+
+@lru_cache(maxsize=4096)       # one row is read up to four times in a call (is it `ls`, keep, summary fields): once is enough
+def _ls_fields(line: str) -> tuple[tuple[str, str], ...] | None:
     m = _LS_RECORD.fullmatch(line.rstrip('\r'))
     if m is None: return None
     f = {k: v for k, v in m.groupdict().items() if v is not None}
     if 'clock' in f: f['time'] = f.pop('clock')
     if f['mode'].startswith('l') and ' -> ' in f['name']: f['name'], f['target'] = f['name'].split(' -> ', 1)
     names = [n for n in LS_FIELDS if f.get(n)]
-    return row_fields(names, [f[n] for n in names])
+    return tuple(row_fields(names, [f[n] for n in names]))
 
 # %% ../../nbs/23_compressors_listing.ipynb #c35d9054
 _RULE = re.compile(r'[-=+|:_ ]*[-=_][-=+|:_ ]*')
@@ -123,7 +129,7 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
     lines = text.split('\n')
     crlf = crlf_majority(body)
     out, pos, elided = [], 0, 0
-    blocks = fixed_blocks(lines)
+    blocks = text_fixed_blocks(text)                    # detection's reading of this text, when it made one
     is_ls = [t is not None and all(ls_fields(lines[a + i].rstrip('\r')) is not None for i in t.records) for a, b, t in blocks]
     recursive = sum(is_ls) > 1                          # `ls -lR`: one `ls -l` table per directory
     for (a, b, t), ls in zip(blocks, is_ls):
