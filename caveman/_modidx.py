@@ -1602,7 +1602,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'caveman.signals._pieces': ('signals.html#_pieces', 'caveman/signals.py'),
                                  'caveman.signals._rewrite_changes': ('signals.html#_rewrite_changes', 'caveman/signals.py'),
                                  'caveman.signals._scan': ('signals.html#_scan', 'caveman/signals.py'),
-                                 'caveman.signals._span_automaton': ('signals.html#_span_automaton', 'caveman/signals.py'),
                                  'caveman.signals.diff_signal_flags': ('signals.html#diff_signal_flags', 'caveman/signals.py'),
                                  'caveman.signals.first_signal_lines': ('signals.html#first_signal_lines', 'caveman/signals.py'),
                                  'caveman.signals.forced_signals': ('signals.html#forced_signals', 'caveman/signals.py'),

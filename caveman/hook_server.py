@@ -284,30 +284,26 @@ def _one_arena() -> None:
     except (OSError, AttributeError): pass
 
 # %% ../nbs/64b_hook_server.ipynb #94b542bc
-def _handle(conn, key: str, lock) -> int:
-    "Answer one connection `conn` (one request) under `lock`; returns the request's body size in bytes (0 when none was read). Never raises."
-    size = 0
+def _handle(conn, key: str, lock) -> None:
     try:
         conn.settimeout(REPLY_TIMEOUT)
-        if not peer_ok(conn): return size
+        if not peer_ok(conn): return
         h, data = _unframe(_read_all(conn, MAX_BODY + MAX_HEADER))
-        size = len(data)
-        if h.get('key') != key: conn.sendall(_frame({'error': 'another configuration'})); return size
+        if h.get('key') != key: conn.sendall(_frame({'error': 'another configuration'})); return
         argv = h.get('argv')
         cwd = h.get('cwd')
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not isinstance(cwd, str) or h.get('bytes') != len(data):
-            conn.sendall(_frame({'key': key, 'error': 'a request cut short'})); return size
+            conn.sendall(_frame({'key': key, 'error': 'a request cut short'})); return
         try:
             with lock:                 # one call at a time, in the caller's directory
                 if _DECLINE and argv != ['--status']: raise Unavailable(f'the server declines calls: {_DECLINE[0]}')
                 os.chdir(cwd)
                 rc, out, err = _logged(_run, argv, data)
                 if argv != ['--status']: _SERVED[0] += 1
-        except (Unavailable, OSError) as e: conn.sendall(_frame({'key': key, 'error': str(e)})); return size
+        except (Unavailable, OSError) as e: conn.sendall(_frame({'key': key, 'error': str(e)})); return
         conn.sendall(_frame({'key': key, 'rc': rc, 'out': len(out), 'err': len(err)}, out, err))
     except Exception: pass        # the client falls back to running in process
     finally: conn.close()
-    return size
 
 # %% ../nbs/64b_hook_server.ipynb #47658679
 def serve(idle: float | None = None) -> int:

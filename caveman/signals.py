@@ -107,11 +107,11 @@ _FRAME_BIT = 1 << 60            # in an automaton's value: the key is `file "` (
 
 @lru_cache(maxsize=None)
 def _automaton(profile: str, frames: bool = False):
-    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued with its class bits (`_LIT_BITS`); with `frames`, `file \"` too, valued `_FRAME_BIT` (added to a literal's bits if it is one)."
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added."
     import ahocorasick
     a = ahocorasick.Automaton()
-    for lit, bits in _LIT_BITS[profile].items(): a.add_word(lit, bits)
-    if frames: a.add_word('file "', _LIT_BITS[profile].get('file "', 0) | _FRAME_BIT)
+    for lit, bits in _LIT_BITS[profile].items(): a.add_word(lit, (bits, lit))
+    if frames: a.add_word('file "', (_LIT_BITS[profile].get('file "', 0) | _FRAME_BIT, 'file "'))
     a.make_automaton()
     return a
 
@@ -141,7 +141,7 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False) -> tuple[lis
         block = lines[b:b + _BLOCK_LINES]
         low, blank = _lowered_block(block)
         starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line k of the block starts at starts[k]
-        for end, bits in found(low):                          # every occurrence; a literal holds no line end
+        for end, (bits, _) in found(low):                     # every occurrence; a literal holds no line end
             n = b + bisect_right(starts, end) - 1
             if bits & _FRAME_BIT:
                 if not cands or cands[-1] != n: cands.append(n)
@@ -149,7 +149,8 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False) -> tuple[lis
             if bits: masks[n] = masks.get(n, 0) | bits
         for k in blank:                                       # a line `str.lower` lengthens: classified alone
             flags[b + k] = line_signal(block[k], profile)
-            if frames and 'file "' in block[k].lower(): cands.append(b + k); cands.sort()
+            if frames and 'file "' in block[k].lower(): cands.append(b + k)
+        if blank and frames: cands.sort()
     for n, mask in masks.items():
         line = lines[n]
         if not line.isascii(): flags[n] = line_signal(line, profile); continue
@@ -207,15 +208,6 @@ def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) ->
 # %% ../nbs/05_signals.ipynb #07ff7491
 SPAN_CHARS = 1 << 20
 
-@lru_cache(maxsize=None)
-def _span_automaton(profile: str):
-    "An Aho–Corasick automaton of `profile`'s literals valued `(class bits, the literal)` (`span_signal_lines` needs each occurrence's start and its literal)."
-    import ahocorasick
-    a = ahocorasick.Automaton()
-    for lit, bits in _LIT_BITS[profile].items(): a.add_word(lit, (bits, lit))
-    a.make_automaton()
-    return a
-
 def _pieces(text: str, ascii_lower: bool = False):
     "`(offset, _lowered(text[offset:end]))` for pieces of about `SPAN_CHARS` characters, each cut after a line end (or at the end of `text`); raises `_Shifted` when a piece lower-cases to another length, unless `ascii_lower`."
     n, a = len(text), 0
@@ -240,7 +232,7 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
             if k >= 0 and off + i < ends[k]: hit.add(k); i = low.find(w, max(ends[k] - off, i + 1))
             elif k + 1 < len(starts): i = low.find(w, max(starts[k + 1] - off, i + 1))
             else: break
-    auto = _span_automaton(profile)
+    auto = _automaton(profile)
     try:
         for off, low in _pieces(text):
             if type(low) is bytes: low = low.decode('ascii')
@@ -298,7 +290,7 @@ def holds_signal(s: str, profile: str = OUTPUT) -> bool:
     low = s.lower()
     if len(low) != len(s): low = s.translate(_ASCII_LOWER)
     tried = set()
-    for end, _ in _span_automaton(profile).iter(low):
+    for end, _ in _automaton(profile).iter(low):
         a = s.rfind('\n', 0, end) + 1
         if a in tried: continue
         tried.add(a)
