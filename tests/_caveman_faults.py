@@ -6,12 +6,16 @@ with two kinds of planted faults, so the same rules can be checked on the real s
 
 - three extra JSON-RPC methods wrapped around the real dispatch, as in the echo server: `boom`
   raises RuntimeError, `exit` raises SystemExit, `noisy` writes to stdout every way it can;
-- two tools that misbehave: `caveman_stats` raises (-> tool error `cave_tool_panicked`), and
-  `caveman_toon_encode` writes to stdout every way it can before answering normally.
+- three tools that misbehave: `caveman_stats` raises (-> tool error `cave_tool_panicked`),
+  `caveman_toon_encode` writes to stdout every way it can before answering normally, and
+  `caveman_toon_decode` of one of two magic inputs never ends until cancelled: `hold-the-logging-lock`
+  takes the logging module's lock and spins in Python (as if the cancellation's interrupt had landed
+  between that lock's `acquire()` and its `try:`), `stuck-in-c` waits in C code where no interrupt
+  lands; either writes its input to the file `$CAVEMAN_FAULT_STARTED` when it starts.
 
 Everything else is the unmodified server. Run as `python tests/_caveman_faults.py`.
 """
-import os, subprocess, sys
+import logging, os, subprocess, sys, threading
 
 from caveman.mcp import server, tools
 
@@ -45,8 +49,21 @@ def noisy_toon_encode(self, arguments):
     return real_toon_encode(self, arguments)
 
 
+real_toon_decode = tools.Tools.toon_decode
+
+def endless_toon_decode(self, arguments):
+    what = arguments.get('input') if isinstance(arguments, dict) else None
+    if what not in ('hold-the-logging-lock', 'stuck-in-c'): return real_toon_decode(self, arguments)
+    with open(os.environ['CAVEMAN_FAULT_STARTED'], 'w') as f: f.write(what)
+    if what == 'hold-the-logging-lock':
+        logging._lock.acquire()               # never released: the interrupt lands in the loop below
+        while True: sum(range(1000))
+    threading.Event().wait(3600)
+
+
 if __name__ == '__main__':
     server.make_dispatch = make_dispatch
     tools.Tools.stats = stats_raises
     tools.Tools.toon_encode = noisy_toon_encode
+    tools.Tools.toon_decode = endless_toon_decode
     sys.exit(server.main([]))

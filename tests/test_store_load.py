@@ -350,6 +350,21 @@ def test_cancelled_compress_is_never_answered_and_frees_its_worker(tmp_path):
     assert got[h3] == hashlib.sha256(after.encode()).hexdigest()
 
 
+@pytest.mark.parametrize('fault', ['hold-the-logging-lock', 'stuck-in-c'])
+def test_a_cancelled_call_never_holds_the_exit(tmp_path, fault):
+    "A cancelled call that left a lock held (the logging module's, as an interrupt landing between its acquire and its try does) or that is stuck in C code does not keep the server alive after EOF: exit 0, after at most the grace for cancelled calls."
+    started = tmp_path / 'started'
+    with Live('caveman-mcp+faults', CAVEMAN_FAULT_STARTED=str(started), CAVEMAN_HOME=str(tmp_path / 'home')) as s:
+        s.send(call(1, 'caveman_toon_decode', {'input': fault}))
+        deadline = time.monotonic() + 120
+        while not started.exists():
+            assert time.monotonic() < deadline and s.p.poll() is None, 'the planted fault never started'
+            time.sleep(0.05)
+        s.send(req(2)); assert s.reply() == ok(2)
+        s.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
+        assert s.close(timeout=90) == 0       # fails on the old server: it waits for call 1 or for the lock forever
+
+
 @pytest.mark.parametrize('sig,code', [(signal.SIGTERM, 0), (signal.SIGINT, 130)])
 def test_signal_ends_the_server_quietly_with_the_store_closed(tmp_path, sig, code):
     "SIGTERM exits 0 and SIGINT 130, no traceback, every stdout line whole JSON, the store closed (its WAL checkpointed and removed)."

@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['log', 'WARM_UP_DELAY', 'WORKERS_ENV', 'DEFAULT_WORKERS', 'CONTROL_MAX_BYTES', 'EOF_WAIT_ENV', 'DEFAULT_EOF_WAIT',
-           'ENCODER_DELAY', 'RETRIEVE_ONLY_DESCRIPTION', 'RETRIEVE_ONLY_INSTRUCTIONS', 'USAGE', 'make_dispatch',
-           'Cancelled', 'Responder', 'max_workers', 'serve_stdio', 'open_server_store', 'stop_encoder', 'build_engine',
-           'retrieve_only_dispatch', 'version_record', 'http_bind', 'main']
+           'CANCELLED_GRACE', 'ENCODER_DELAY', 'RETRIEVE_ONLY_DESCRIPTION', 'RETRIEVE_ONLY_INSTRUCTIONS', 'USAGE',
+           'EXIT_GRACE', 'make_dispatch', 'Cancelled', 'Responder', 'max_workers', 'serve_stdio', 'open_server_store',
+           'stop_encoder', 'build_engine', 'retrieve_only_dispatch', 'version_record', 'http_bind', 'main']
 
 # %% ../../nbs/56_mcp_server.ipynb #b40a2952
 import json, logging, os, sys
@@ -56,6 +56,7 @@ class Responder:
     def __init__(self, dispatch, prepare=None):
         self.dispatch, self.prepare = dispatch, prepare
         self._lock, self._running, self._early = threading.Lock(), {}, deque(maxlen=1024)
+        self.interrupted = 0   # interrupts sent into running tools this session
 
     def cancel(self, request_id) -> bool:
         "Cancel request `request_id`: never answered; its tool interrupted if running. True if it was running."
@@ -68,11 +69,15 @@ class Responder:
             if req is None: self._early.append(key); return False
             req.cancelled = True
             if req.interruptible and not req.sent and not req.done:
-                req.sent = True; _interrupt(req.thread, Cancelled)
+                req.sent = True; self.interrupted += 1; _interrupt(req.thread, Cancelled)
             return True
 
     def in_flight(self) -> int:
         with self._lock: return len(self._running)
+
+    def cancelled_in_flight(self) -> int:
+        "Requests still running that were cancelled: they will never be answered."
+        with self._lock: return sum(r.cancelled for r in self._running.values())
 
 # %% ../../nbs/56_mcp_server.ipynb #51fae255
 def _peek(line: bytes) -> tuple:
@@ -152,6 +157,22 @@ def _too_long(cap: int, line: LineTooLong) -> bytes:
     "The −32600 `cave_payload_too_large` answer to an over-long line, under the id salvaged from its start or end (`null` if none)."
     return _error(oversize_request_id(line.head, line.tail), INVALID_REQUEST, f'cave_payload_too_large: message exceeds {cap} bytes')
 
+# %% ../../nbs/56_mcp_server.ipynb #e1853851
+import time
+
+CANCELLED_GRACE = 10.0      # seconds EOF waits for calls that were cancelled (never answered) to stop
+
+def _drain(running: set, session: Responder, grace: float = CANCELLED_GRACE) -> bool:
+    "Wait at EOF for the futures in `running` (a set their done callbacks empty): without bound while any may still be answered, at most `grace` seconds once every one left is a request `session` cancelled; True when all ended."
+    only_cancelled_since = None
+    while running:
+        not_done = concurrent.futures.wait(list(running), 0.2).not_done
+        if not not_done: return True
+        if len(not_done) > session.cancelled_in_flight(): only_cancelled_since = None; continue
+        if only_cancelled_since is None: only_cancelled_since = time.monotonic()
+        if time.monotonic() - only_cancelled_since >= grace: return False
+    return True
+
 # %% ../../nbs/56_mcp_server.ipynb #387e7a01
 def _lane_of(line: bytes, lane) -> 'str | None':
     "The lane key `lane(tool name)` gives a `tools/call` line of at most `CONTROL_MAX_BYTES` (larger ones, and no `lane`: None, the shared pool)."
@@ -211,7 +232,8 @@ def serve_stdio(stdin: 'BinaryIO', out: 'BinaryIO', session: Responder, cap: int
         for p in [pool, *(lp for lp, _ in lanes.values())]: p.shutdown(wait=False, cancel_futures=True)
         concurrent.futures.wait(list(running), 5)
     else:
-        for p in [pool, *(lp for lp, _ in lanes.values())]: p.shutdown(wait=True)
+        left = not _drain(running, session)        # cancelled calls stuck in C code are left behind
+        for p in [pool, *(lp for lp, _ in lanes.values())]: p.shutdown(wait=not left, cancel_futures=left)
     writer.close()
     if writer.error is not None and isinstance(writer.error, OSError): raise writer.error
 
@@ -356,6 +378,22 @@ def _serve_http(bind: str, cap: int, result_cap: int) -> int:
     try: return serve_http(methods, new_tools, host, port, cap, os.environ.get(TOKEN_ENV, '').strip())
     finally: shared.stop_warm_up(30); stop_encoder(30)
 
+# %% ../../nbs/56_mcp_server.ipynb #be51d3ad
+EXIT_GRACE = 30.0           # seconds the clean-up after EOF may take once an interrupt was sent
+
+def _exit_now(code: int) -> None:
+    "End the process at once with status `code` (stderr flushed, no interpreter teardown)."
+    try: sys.stderr.flush()
+    except Exception: pass
+    os._exit(code)
+
+def _exit_after(seconds: float, code) -> threading.Timer:
+    "A daemon watchdog: `_exit_now(code())` after `seconds` unless the process has ended by then."
+    t = threading.Timer(seconds, lambda: _exit_now(code()))
+    t.daemon, t.name = True, 'caveman-exit-watchdog'
+    t.start()
+    return t
+
 # %% ../../nbs/56_mcp_server.ipynb #a29fb4c5
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-mcp`: serve MCP on stdio (no arguments; exit 0 at EOF or SIGTERM, 130 on SIGINT, 1 if the client closed stdout) or Streamable HTTP (`--http HOST:PORT`), print the version record (`version --json`), or exit 2 with usage or with the name of a bad `CAVEMAN_MCP_*` setting."
@@ -408,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         except _Stop as stop: code, signalled = stop.code, True
         except OSError as e:  # the client closed our stdout or stdin broke: nothing left to answer
             log.error('serve error: %s', e); code = 1
+        if session.interrupted: _exit_after(EXIT_GRACE, lambda: code)   # the clean-up below must not hang on a lock an interrupt left held
         tools.stop_warm_up(5 if signalled else 30)  # never tear the interpreter down under a thread that is importing
         stop_encoder(5 if signalled else 30)
         if gateway is not None: gateway.close()
@@ -415,6 +454,6 @@ def main(argv: list[str] | None = None) -> int:
     except _Stop as stop: code, signalled = stop.code, True   # a signal during the wait at EOF
     finally:
         for sig, h in handlers.items(): signal.signal(sig, h)
-    if (signalled or gateway is not None) and any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon):
-        sys.stderr.flush(); os._exit(code)   # a worker stuck in C code must not hold the exit
+    if session.interrupted or ((signalled or gateway is not None) and any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon)):
+        _exit_now(code)   # a worker stuck in C code, or a lock an interrupt left held, must not hold the exit
     return code
