@@ -75,7 +75,7 @@ def parse_clean(html: bytes):
     return clean(doc) if doc is not None else None
 
 # %% ../../nbs/19_compressors_html.ipynb #d777f0a0
-import re
+import re, functools
 
 SCORED_BLOCKS = {'p', 'pre', 'td', 'blockquote', 'li', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'}
 CONTAINERS = {'div', 'article', 'main', 'section', 'td'}
@@ -86,9 +86,14 @@ _BAD = re.compile(r'comment|nav|sidebar|footer|header|menu|promo|banner|ad-|shar
 def _text_len(el) -> int: return len(' '.join(_text_of(el).split()))
 
 # %% ../../nbs/19_compressors_html.ipynb #d84f334c
-def _class_bonus(el) -> int:
-    names = ' '.join(filter(None, (el.get('class'), el.get('id'))))
+@functools.lru_cache(maxsize=4096)
+def _names_bonus(names: str) -> int:
+    "The bonus of a container whose class and id, joined by a space, are `names`."
     return 25 * (bool(_GOOD.search(names)) - bool(_BAD.search(names)))
+
+def _class_bonus(el) -> int:
+    "The score bonus of container `el` for its class and id: 25, -25 or 0."
+    return _names_bonus(' '.join(filter(None, (el.get('class'), el.get('id')))))
 
 # %% ../../nbs/19_compressors_html.ipynb #bc64a69a
 def _text_lengths(root, wanted) -> dict:
@@ -331,20 +336,28 @@ SIGNAL_CHUNK_CHARS = 1 << 16   # `str.lower` of text beyond Latin-1 holds 14 byt
 _LINE_PIECES = tuple(dict.fromkeys(max(l.split(), key=len) for l in (*_PROSE_LITERALS, 'file "') if '  ' not in l))
 _LINE_PIECES = tuple(p for p in _LINE_PIECES if not any(q != p and q in p for q in _LINE_PIECES))   # `fail` finds `failed`
 
+@functools.cache
+def _pieces_automaton():
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `_LINE_PIECES`."
+    import ahocorasick
+    a = ahocorasick.Automaton()
+    for p in _LINE_PIECES: a.add_word(p, p)
+    a.make_automaton()
+    return a
+
 def _candidate_lines(texts: list[str], out: list[str]) -> bool:
     "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_LINE_PIECES`), in order; False (nothing appended) when lower-casing moves positions."
     big = '\n'.join(texts)
-    low = big.lower()
-    if len(low) != len(big): return False
-    spans = {}
-    for piece in _LINE_PIECES:
-        i = low.find(piece)
-        while i >= 0:
-            a, b = low.rfind('\n', 0, i) + 1, low.find('\n', i)
-            if b < 0: b = len(low)
-            spans[a] = b
-            i = low.find(piece, b)                     # the next line: this one is taken
-    out.extend(' '.join(big[a:b].split()) for a, b in sorted(spans.items()))
+    if big.isascii(): low = big.encode('ascii').lower().decode('ascii')   # `bytes.lower`: several times `str.lower`, the same on ASCII
+    else:
+        low = big.lower()
+        if len(low) != len(big): return False
+    b = -1
+    for end, _ in _pieces_automaton().iter(low):      # every occurrence, by where it ends: lines in order
+        if end < b: continue                           # in the line just taken
+        a, b = low.rfind('\n', 0, end) + 1, low.find('\n', end)
+        if b < 0: b = len(low)
+        out.append(' '.join(big[a:b].split()))
     return True
 
 def signal_lines(doc) -> list[str]:
