@@ -11,7 +11,7 @@ __all__ = ['PARSE_CHUNK_BYTES', 'HIDDEN_XPATH', 'REMOVED_TAGS', 'PERMALINK_TEXTS
            'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
-import copy
+import copy, functools
 import lxml.html, lxml.etree
 
 PARSE_CHUNK_BYTES = 1 << 16
@@ -35,9 +35,11 @@ def parse_page(html: bytes):
     return doc
 
 # %% ../../nbs/19_compressors_html.ipynb #e6b3ad7f
+_SERIALIZED_TEXT = functools.partial(lxml.etree.tostring, method='text', encoding=str, with_tail=False)
+
 def _text_of(el) -> str:
-    "`el.text_content()` (str): `el.text` itself when `el` has no child node."
-    return (el.text or '') if len(el) == 0 else el.text_content()
+    "`el.text_content()` (str): `el.text` itself when `el` has no child node, else libxml2's text serialization of `el` without its tail."
+    return (el.text or '') if len(el) == 0 else _SERIALIZED_TEXT(el)
 
 # %% ../../nbs/19_compressors_html.ipynb #b538c1b7
 HIDDEN_XPATH = ('//*[@role or @hidden or @aria-hidden or @style][@role="navigation" or @hidden or @aria-hidden="true" or '
@@ -75,7 +77,7 @@ def parse_clean(html: bytes):
     return clean(doc) if doc is not None else None
 
 # %% ../../nbs/19_compressors_html.ipynb #d777f0a0
-import re, functools
+import re
 
 SCORED_BLOCKS = {'p', 'pre', 'td', 'blockquote', 'li', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'}
 CONTAINERS = {'div', 'article', 'main', 'section', 'td'}
@@ -97,7 +99,11 @@ def _class_bonus(el) -> int:
 
 # %% ../../nbs/19_compressors_html.ipynb #bc64a69a
 def _text_lengths(root, wanted) -> dict:
-    "For each element of `root`'s subtree that is in `wanted` (a set or dict of elements): `(_text_len(el), sum(_text_len(a) for a in el.iter('a')))`, by one walk."
+    "For each element of `root`'s subtree that is in `wanted` (a set or dict of elements): `(_text_len(el), sum(_text_len(a) for a in el.iter('a')))`, by one walk down the elements asked for and their ancestors; every other child read whole (`text_content`, in C)."
+    inner = set()                               # the elements asked for and their ancestors: the walk goes down only these
+    for el in wanted:
+        while el is not None and el not in inner: inner.add(el); el = el.getparent()
+    if root not in inner: return {}
     out, stack, pending, buf = {}, [], [], []   # stack: the open elements asked for and links; pending: those waiting for their first character
     chars = words = 0; last = False             # running totals over the text so far; does it end inside a word
     def flush():                                # the text pieces since the last element asked for start or end, as one
@@ -112,14 +118,30 @@ def _text_lengths(root, wanted) -> dict:
             chars += len(''.join(parts)); last = not seg[-1].isspace()
         else: last = False
     keep = buf.append
-    for ev, el in lxml.etree.iterwalk(root, events=('start', 'end')):
-        if ev == 'start':
-            if el in wanted or el.tag == 'a':
-                if buf: flush()
-                e = [el, chars, words, last, False, 0]   # totals at the start, ends in a word, first character in a word, links
-                stack.append(e); pending.append(e)       # the element held: its 'end' gives the same proxy back
-            if el.text and isinstance(el.tag, str): keep(el.text)   # a comment's text is not text_content's
+    def start(el):
+        if el in wanted or el.tag == 'a':
+            if buf: flush()
+            e = [el, chars, words, last, False, 0]   # totals at the start, ends in a word, first character in a word, links
+            stack.append(e); pending.append(e)
+        if el.text and isinstance(el.tag, str): keep(el.text)   # a comment's text is not text_content's
+    start(root)
+    walk = [(root, iter(root))]
+    while walk:
+        el, kids = walk[-1]
+        for c in kids:
+            if c in inner:                                       # down into it; its siblings after it come back here
+                start(c); walk.append((c, iter(c))); break
+            tag = c.tag
+            if isinstance(tag, str):                             # a subtree with nothing asked for: its text as one piece
+                if len(c) == 0:
+                    if c.text: keep(c.text)
+                    if tag == 'a' and stack: stack[-1][5] += _text_len(c)
+                else:
+                    keep(_SERIALIZED_TEXT(c))
+                    if stack: stack[-1][5] += sum(_text_len(a) for a in c.iter('a'))
+            if c.tail: keep(c.tail)
         else:
+            walk.pop()
             if stack and stack[-1][0] is el:
                 if buf: flush()
                 _, c0, w0, before, first, links = stack.pop()
@@ -129,7 +151,7 @@ def _text_lengths(root, wanted) -> dict:
                 if el.tag == 'a': links += n
                 if el in wanted: out[el] = (n, links)
                 if stack: stack[-1][5] += links
-            if el.tail: keep(el.tail)
+            if walk and el.tail: keep(el.tail)
     return out
 
 # %% ../../nbs/19_compressors_html.ipynb #afd2ead8
@@ -260,7 +282,7 @@ def render_text(node) -> str:
         if not isinstance(tag, str) or (tag in PRUNABLE and el is not node and is_link_list(el)):
             walk.skip_subtree(); only_tail = True; continue    # its 'end' comes next
         if tag == 'pre':
-            code = el.text_content().replace('\r', '')
+            code = _text_of(el).replace('\r', '')
             out.verbatim(_fence(code[1:] if code.startswith('\n') else code))
             walk.skip_subtree(); continue
         if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
