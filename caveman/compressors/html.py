@@ -260,6 +260,8 @@ def _without_comments(node):
     return node
 
 # %% ../../nbs/19_compressors_html.ipynb #2280cdd3
+_RENDER_TAGS = frozenset((*BLOCK_BREAKS, *HEADINGS, *PRUNABLE, 'li', 'ul', 'ol', 'td', 'th', 'pre'))   # the tags `render_text` does more at than a soft break
+
 def render_text(node) -> str:
     "Text of element `node` and its descendants (not its tail): block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
     node = _without_comments(node)
@@ -267,6 +269,13 @@ def render_text(node) -> str:
     walk = lxml.etree.iterwalk(node, events=('start', 'end'))
     for ev, el in walk:
         tag = el.tag
+        if tag not in _RENDER_TAGS and tag.__class__ is str:   # inline: a soft break, then its text going in, its tail going out
+            out.soft = True
+            s = el.text if ev == 'start' else el.tail if el is not node else None
+            if s:
+                if not s.isspace(): out.text(s)
+                elif out.cur: out.space = True
+            continue
         if ev == 'end':  # leaving an element: its break, then its tail (text after it, inside the parent)
             if only_tail: only_tail = False                    # a comment or a pruned list: nothing of it but its tail
             else:
