@@ -12,7 +12,7 @@ process (`python bench_scale.py --one PATH REPS`), so peak RSS is that process's
 for its peak RSS. Repetitions: 5 pairs at 100 KB, 3 at 1 MB, 1 at 16 MB and in the pathological set
 (to keep the section to a few minutes). `BENCH_SCALE_SIZES=100000,1000000` limits the sizes;
 `BENCH_SCALE_TYPES=log,code_js` the types; `BENCH_SCALE_PATHOLOGICAL=0` and `BENCH_SCALE_FLOORS=0` leave out the
-pathological set and the floors (what the engine pays around a compressor — its own counts of the payload and the view, detection — and the parse a compressor cannot skip — libyaml's events, tree-sitter — against the count). A run that exceeds the per-process timeout is reported as such.
+pathological set and the floors (what the engine pays around a compressor — its own counts of the payload and the view, detection — and the parse a compressor cannot skip — libyaml's events, tree-sitter, libxml2's parse — against the count). A run that exceeds the per-process timeout is reported as such.
 """
 import json, math, os, re, resource, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -165,7 +165,8 @@ def floors(size: int = 1_000_000) -> list[str]:
     from caveman.tokens import default_counter
     from caveman.compressors.code import parser_for, captures, brace_outermost_bodies
     from caveman.compressors.config import yaml_events, yaml_layout
-    from caveman.compressors.html import parse_page
+    from caveman.compressors.html import parse_page, pages
+    from lxml.etree import iterwalk
     counter = default_counter(); counter.count('warm up')
     cpu = _best_cpu
     from caveman.detect import detect, _LAST_KIND
@@ -188,6 +189,9 @@ def floors(size: int = 1_000_000) -> list[str]:
     for kind, what, parse in (('yaml', 'libyaml events', lambda d, t: sum(1 for _ in yaml_events(d))),     # from the bytes, as the compressor reads them
                               ('yaml', 'libyaml events + yaml_layout walk', lambda d, t: yaml_layout(d, t.split('\n'))),
                               ('html_page', 'libxml2 parse (lxml HTMLPullParser, one page)', lambda d, t: parse_page(d)),
+                              ('html', 'libxml2 parse (lxml HTMLPullParser, page by page)', lambda d, t: [parse_page(d[a:b]) for a, b in pages(d)]),
+                              ('html', 'libxml2 parse + one lxml iterwalk of each page (every element\'s start and end: what one Python walk of the tree pays)',
+                               lambda d, t: [sum(1 for _ in iterwalk(parse_page(d[a:b]), events=('start', 'end'))) for a, b in pages(d)]),
                               ('code_py', 'tree-sitter parse (python)', lambda d, t: parser_for('python').parse(d)),
                               ('code_js', 'tree-sitter parse (javascript)', lambda d, t: parser_for('javascript').parse(d)),
                               ('code_js', 'tree-sitter parse + the body/comment query (javascript: arrow functions sit in any expression)',

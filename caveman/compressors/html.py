@@ -11,7 +11,7 @@ __all__ = ['PARSE_CHUNK_BYTES', 'HIDDEN_XPATH', 'REMOVED_TAGS', 'PERMALINK_TEXTS
            'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
-import copy
+import copy, functools
 import lxml.html, lxml.etree
 
 PARSE_CHUNK_BYTES = 1 << 16
@@ -35,9 +35,11 @@ def parse_page(html: bytes):
     return doc
 
 # %% ../../nbs/19_compressors_html.ipynb #e6b3ad7f
+_SERIALIZED_TEXT = functools.partial(lxml.etree.tostring, method='text', encoding=str, with_tail=False)
+
 def _text_of(el) -> str:
-    "`el.text_content()` (str): `el.text` itself when `el` has no child node."
-    return (el.text or '') if len(el) == 0 else el.text_content()
+    "`el.text_content()` (str): `el.text` itself when `el` has no child node, else libxml2's text serialization of `el` without its tail."
+    return (el.text or '') if len(el) == 0 else _SERIALIZED_TEXT(el)
 
 # %% ../../nbs/19_compressors_html.ipynb #b538c1b7
 HIDDEN_XPATH = ('//*[@role or @hidden or @aria-hidden or @style][@role="navigation" or @hidden or @aria-hidden="true" or '
@@ -86,13 +88,22 @@ _BAD = re.compile(r'comment|nav|sidebar|footer|header|menu|promo|banner|ad-|shar
 def _text_len(el) -> int: return len(' '.join(_text_of(el).split()))
 
 # %% ../../nbs/19_compressors_html.ipynb #d84f334c
-def _class_bonus(el) -> int:
-    names = ' '.join(filter(None, (el.get('class'), el.get('id'))))
+@functools.lru_cache(maxsize=4096)
+def _names_bonus(names: str) -> int:
+    "The bonus of a container whose class and id, joined by a space, are `names`."
     return 25 * (bool(_GOOD.search(names)) - bool(_BAD.search(names)))
+
+def _class_bonus(el) -> int:
+    "The score bonus of container `el` for its class and id: 25, -25 or 0."
+    return _names_bonus(' '.join(filter(None, (el.get('class'), el.get('id')))))
 
 # %% ../../nbs/19_compressors_html.ipynb #bc64a69a
 def _text_lengths(root, wanted) -> dict:
-    "For each element of `root`'s subtree that is in `wanted` (a set or dict of elements): `(_text_len(el), sum(_text_len(a) for a in el.iter('a')))`, by one walk."
+    "For each element of `root`'s subtree that is in `wanted` (a set or dict of elements): `(_text_len(el), sum(_text_len(a) for a in el.iter('a')))`, by one walk down the elements asked for and their ancestors; every other child read whole (`text_content`, in C)."
+    inner = set()                               # the elements asked for and their ancestors: the walk goes down only these
+    for el in wanted:
+        while el is not None and el not in inner: inner.add(el); el = el.getparent()
+    if root not in inner: return {}
     out, stack, pending, buf = {}, [], [], []   # stack: the open elements asked for and links; pending: those waiting for their first character
     chars = words = 0; last = False             # running totals over the text so far; does it end inside a word
     def flush():                                # the text pieces since the last element asked for start or end, as one
@@ -107,14 +118,30 @@ def _text_lengths(root, wanted) -> dict:
             chars += len(''.join(parts)); last = not seg[-1].isspace()
         else: last = False
     keep = buf.append
-    for ev, el in lxml.etree.iterwalk(root, events=('start', 'end')):
-        if ev == 'start':
-            if el in wanted or el.tag == 'a':
-                if buf: flush()
-                e = [el, chars, words, last, False, 0]   # totals at the start, ends in a word, first character in a word, links
-                stack.append(e); pending.append(e)       # the element held: its 'end' gives the same proxy back
-            if el.text and isinstance(el.tag, str): keep(el.text)   # a comment's text is not text_content's
+    def start(el):
+        if el in wanted or el.tag == 'a':
+            if buf: flush()
+            e = [el, chars, words, last, False, 0]   # totals at the start, ends in a word, first character in a word, links
+            stack.append(e); pending.append(e)
+        if el.text and isinstance(el.tag, str): keep(el.text)   # a comment's text is not text_content's
+    start(root)
+    walk = [(root, iter(root))]
+    while walk:
+        el, kids = walk[-1]
+        for c in kids:
+            if c in inner:                                       # down into it; its siblings after it come back here
+                start(c); walk.append((c, iter(c))); break
+            tag = c.tag
+            if isinstance(tag, str):                             # a subtree with nothing asked for: its text as one piece
+                if len(c) == 0:
+                    if c.text: keep(c.text)
+                    if tag == 'a' and stack: stack[-1][5] += _text_len(c)
+                else:
+                    keep(_SERIALIZED_TEXT(c))
+                    if stack: stack[-1][5] += sum(_text_len(a) for a in c.iter('a'))
+            if c.tail: keep(c.tail)
         else:
+            walk.pop()
             if stack and stack[-1][0] is el:
                 if buf: flush()
                 _, c0, w0, before, first, links = stack.pop()
@@ -124,7 +151,7 @@ def _text_lengths(root, wanted) -> dict:
                 if el.tag == 'a': links += n
                 if el in wanted: out[el] = (n, links)
                 if stack: stack[-1][5] += links
-            if el.tail: keep(el.tail)
+            if walk and el.tail: keep(el.tail)
     return out
 
 # %% ../../nbs/19_compressors_html.ipynb #afd2ead8
@@ -233,6 +260,8 @@ def _without_comments(node):
     return node
 
 # %% ../../nbs/19_compressors_html.ipynb #2280cdd3
+_RENDER_TAGS = frozenset((*BLOCK_BREAKS, *HEADINGS, *PRUNABLE, 'li', 'ul', 'ol', 'td', 'th', 'pre'))   # the tags `render_text` does more at than a soft break
+
 def render_text(node) -> str:
     "Text of element `node` and its descendants (not its tail): block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
     node = _without_comments(node)
@@ -240,6 +269,13 @@ def render_text(node) -> str:
     walk = lxml.etree.iterwalk(node, events=('start', 'end'))
     for ev, el in walk:
         tag = el.tag
+        if tag not in _RENDER_TAGS and tag.__class__ is str:   # inline: a soft break, then its text going in, its tail going out
+            out.soft = True
+            s = el.text if ev == 'start' else el.tail if el is not node else None
+            if s:
+                if not s.isspace(): out.text(s)
+                elif out.cur: out.space = True
+            continue
         if ev == 'end':  # leaving an element: its break, then its tail (text after it, inside the parent)
             if only_tail: only_tail = False                    # a comment or a pruned list: nothing of it but its tail
             else:
@@ -255,7 +291,7 @@ def render_text(node) -> str:
         if not isinstance(tag, str) or (tag in PRUNABLE and el is not node and is_link_list(el)):
             walk.skip_subtree(); only_tail = True; continue    # its 'end' comes next
         if tag == 'pre':
-            code = el.text_content().replace('\r', '')
+            code = _text_of(el).replace('\r', '')
             out.verbatim(_fence(code[1:] if code.startswith('\n') else code))
             walk.skip_subtree(); continue
         if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
@@ -331,20 +367,28 @@ SIGNAL_CHUNK_CHARS = 1 << 16   # `str.lower` of text beyond Latin-1 holds 14 byt
 _LINE_PIECES = tuple(dict.fromkeys(max(l.split(), key=len) for l in (*_PROSE_LITERALS, 'file "') if '  ' not in l))
 _LINE_PIECES = tuple(p for p in _LINE_PIECES if not any(q != p and q in p for q in _LINE_PIECES))   # `fail` finds `failed`
 
+@functools.cache
+def _pieces_automaton():
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `_LINE_PIECES`."
+    import ahocorasick
+    a = ahocorasick.Automaton()
+    for p in _LINE_PIECES: a.add_word(p, p)
+    a.make_automaton()
+    return a
+
 def _candidate_lines(texts: list[str], out: list[str]) -> bool:
     "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_LINE_PIECES`), in order; False (nothing appended) when lower-casing moves positions."
     big = '\n'.join(texts)
-    low = big.lower()
-    if len(low) != len(big): return False
-    spans = {}
-    for piece in _LINE_PIECES:
-        i = low.find(piece)
-        while i >= 0:
-            a, b = low.rfind('\n', 0, i) + 1, low.find('\n', i)
-            if b < 0: b = len(low)
-            spans[a] = b
-            i = low.find(piece, b)                     # the next line: this one is taken
-    out.extend(' '.join(big[a:b].split()) for a, b in sorted(spans.items()))
+    if big.isascii(): low = big.encode('ascii').lower().decode('ascii')   # `bytes.lower`: several times `str.lower`, the same on ASCII
+    else:
+        low = big.lower()
+        if len(low) != len(big): return False
+    b = -1
+    for end, _ in _pieces_automaton().iter(low):      # every occurrence, by where it ends: lines in order
+        if end < b: continue                           # in the line just taken
+        a, b = low.rfind('\n', 0, end) + 1, low.find('\n', end)
+        if b < 0: b = len(low)
+        out.append(' '.join(big[a:b].split()))
     return True
 
 def signal_lines(doc) -> list[str]:
