@@ -80,17 +80,18 @@ def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytear
             if 0 <= i < n: skip[i] = 1
     head = n and skip[0]
     stack, p, parent_match = [], -1, _YAML_PARENT.match     # (depth, index) of open parent lines; p: the last parent appended
+    top_d = top_i = -1                                       # stack[-1] as two names (-1, -1: empty): most lines pop nothing
     i = -1
     for line, s in zip(lines, skip):                         # the flags as bytes: no call per line to ask
         i += 1
         if s and i: out[i] = p; continue
         rest = line.lstrip(' \t')
         if not rest or rest.isspace():
-            p = out[i] = stack[-1][1] if stack else -1; continue
+            p = out[i] = top_i; continue
         first = rest[0]
+        lead = len(line) - len(rest)
         if first == '#' or first == ';':
             comment[i] = 1
-            lead = len(line) - len(rest)
             d = depth[i] = 2 * (lead + line.count('\t', 0, lead)) if lead else 0
             p = out[i] = next((k for dd, k in reversed(stack) if dd < d), -1)   # a comment: the parent open at its indentation
             continue
@@ -101,11 +102,13 @@ def _yaml_shape(lines: Sequence[str], inside=frozenset()) -> tuple[array, bytear
             last = rest[-1]
             o = ((last == ':' or (last in ' \t\r' and rest.rstrip(' \t\r')[-1:] == ':') or '#' in rest)
                  and parent_match(line) is not None)      # what `_YAML_PARENT` needs: most lines are `key: value`
-        lead = len(line) - len(rest)
         d = depth[i] = 2 * (lead + line.count('\t', 0, lead)) + item if lead else item
-        while stack and stack[-1][0] >= d: stack.pop()
-        p = out[i] = stack[-1][1] if stack else -1
-        if o: opens[i] = 1; stack.append((d, i))
+        if d <= top_d:                                       # it closes the innermost open parent, maybe more
+            stack.pop()
+            while stack and stack[-1][0] >= d: stack.pop()
+            top_d, top_i = stack[-1] if stack else (-1, -1)
+        p = out[i] = top_i
+        if o: opens[i] = 1; stack.append((d, i)); top_d, top_i = d, i
     if head: comment[0] = 0
     return depth, opens, out, comment
 
@@ -352,11 +355,10 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
         while len(t) < 3 and a + 1 < len(text_lines): a += 1; t = (t + '\n' + text_lines[a])[:3]
         return t
     Scalar, Alias, MapStart, SeqStart = yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    MapEnd, SeqEnd, DocStart = yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.DocumentStartEvent
     starts, ends, parent, steps, flags = array('i'), array('i'), array('i'), array('i'), bytearray()   # the draft entries
     shared, inside, blocks, docs = set(), set(), set(), []
     frames, open_, anchors, seg_ids, segments = [], [], {}, {}, []   # seg_ids: each key's path step, interned once
-    # a frame: [mapping, flow, last line, a key is next, items so far, live, key's entry, key usable, role, entry, first line,
-    #           the entry open around its keys and items (-1: none), their flags as plain keys (1: top-level)]
     def share(ev, role):
         "An anchor or alias: the entries around it (and a key's own) get no path."
         owners = tuple(open_) + ((len(starts) - 1,) if role == 'key' else ())
@@ -366,13 +368,17 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
         else:
             if ev.anchor in anchors: raise yaml.composer.ComposerError(None, None, f'found duplicate anchor {ev.anchor!r}', ev.start_mark)
             anchors[ev.anchor] = owners
-    MapEnd, SeqEnd, DocStart = yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.DocumentStartEvent
     s_app, e_app, p_app, st_app, f_app, o_app = starts.append, ends.append, parent.append, steps.append, flags.append, open_.append
-    top = None                                                    # frames[-1]: the innermost open collection
+    # the innermost open collection (its frame) lives in local names, the outer ones as tuples in `frames`:
+    # mapping, flow, its last line, a key is next, items so far, live, the key's entry, the key usable, its role, its entry,
+    # its first line, the entry open around its keys and items (-1: none), their flags as plain keys (1: top-level)
+    has = fast = False                                            # has: a frame is open; fast: it is a live block collection
+    mapping = flow = key = live = usable = False
+    last = items = kentry = f_entry = first = owner = tflags = 0; f_role = None
     try:
         for ev in yaml_events(body):
             c = ev.__class__
-            if c is Scalar and top is not None and not top[1] and top[5]:   # most events: a scalar in a live block collection
+            if c is Scalar and fast:                              # most events: a scalar in a live block collection
                 sm, em = ev.start_mark, ev.end_mark
                 if exact:
                     a = sm.line; e = em.line                      # past the start's line, a mark at column 0 ends the line before
@@ -380,29 +386,29 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                 else:
                     a = line(sm)
                     e = a if em.index <= sm.index else line(em, 1)
-                if top[0]:
-                    top[3] = key = not top[3]
+                if mapping:
+                    key = not key
                     if key:                                       # a key: its entry opens; the value closes it
-                        top[6] = len(starts)
+                        kentry = len(starts)
                         if not ev.style:
-                            top[7] = True
+                            usable = True
                             v = ev.value
                             step = seg_ids.get(v)
                             if step is None: step = seg_ids[v] = len(segments); segments.append(_segment(v))
-                            s_app(a); e_app(a + 1); p_app(top[11]); st_app(step); f_app(top[12])
+                            s_app(a); e_app(a + 1); p_app(owner); st_app(step); f_app(tflags)
                         else:
-                            top[7] = False
-                            s_app(a); e_app(a + 1); p_app(top[11]); st_app(0); f_app(top[12] | 4)
+                            usable = False
+                            s_app(a); e_app(a + 1); p_app(owner); st_app(0); f_app(tflags | 4)
                         if ev.anchor is not None: share(ev, 'key')
                         entry = -1
                     else:                                         # a value: its key's entry
-                        entry = top[6]
+                        entry = kentry
                         if ev.anchor is not None: o_app(entry); share(ev, 'value'); open_.pop()
                 else:
-                    i = top[4]; top[4] = i + 1; entry = -1
+                    i = items; items = i + 1; entry = -1
                     if (text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-'):   # not a `-` alone on its line
                         entry = len(starts)
-                        s_app(a); e_app(a + 1); p_app(top[11]); st_app(-i - 1); f_app(2)
+                        s_app(a); e_app(a + 1); p_app(owner); st_app(-i - 1); f_app(2)
                     if ev.anchor is not None:
                         if entry >= 0: o_app(entry); share(ev, 'item'); open_.pop()
                         else: share(ev, 'item')
@@ -412,20 +418,20 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                     if e > a: inside.update(range(a + 1, e + 1))
                 style = ev.style
                 if style == '|' or style == '>': blocks.add(a)
-                if top[2] < e: top[2] = e                         # end the node: it extends its frame and closes its entry
+                if last < e: last = e                             # end the node: it extends its frame and closes its entry
                 if entry >= 0 and e > starts[entry]: ends[entry] = e + 1   # else it ends where it starts, as drafted
                 continue
             if c is Scalar or c is MapStart or c is SeqStart or c is Alias:
                 sm = ev.start_mark
                 a = sm.line if exact else line(sm)
-                role, entry, live = None, -1, False               # begin the node in its frame: a key or item opens its entry
-                if top is None: role, live = 'root', True
-                elif not top[1] and top[5]:
-                    if top[0]:
-                        top[3] = key = not top[3]
+                role, entry, alive = None, -1, False              # begin the node in its frame: a key or item opens its entry
+                if not has: role, alive = 'root', True
+                elif fast:
+                    if mapping:
+                        key = not key
                         if key:
                             usable = c is Scalar and not ev.style
-                            top[6], top[7], role = len(starts), usable, 'key'
+                            kentry, role = len(starts), 'key'
                             if usable:
                                 step = seg_ids.get(ev.value)
                                 if step is None: step = seg_ids[ev.value] = len(segments); segments.append(_segment(ev.value))
@@ -433,43 +439,48 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                             else:
                                 s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(0); f_app(4 if open_ else 5)
                         else:
-                            role, entry, live = 'value', top[6], top[7]
+                            role, entry, alive = 'value', kentry, usable
                             o_app(entry)
                     else:
-                        i = top[4]; top[4] = i + 1; role = 'item'
+                        i = items; items = i + 1; role = 'item'
                         if (text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-'):   # not a `-` alone on its line
-                            entry, live = len(starts), True
+                            entry, alive = len(starts), True
                             s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(-i - 1); f_app(2)
                             o_app(entry)
                 if ev.anchor is not None: share(ev, role)
-                if c is MapStart or c is SeqStart:
+                if c is MapStart or c is SeqStart:                # a new innermost frame: the open one is saved
+                    if has: frames.append((mapping, flow, last, key, items, live, kentry, usable, f_role, f_entry, first, owner, tflags))
                     owner = open_[-1] if open_ else -1            # what stays open while this collection's keys and items are read
-                    top = [c is MapStart, bool(ev.flow_style), a, False, 0, live, -1, False, role, entry, a, owner, 0 if open_ else 1]
-                    frames.append(top); continue
+                    mapping, flow, last, key, items, live, kentry, usable, f_role, f_entry, first, tflags = (
+                        c is MapStart, bool(ev.flow_style), a, False, 0, alive, -1, False, role, entry, a, 0 if open_ else 1)
+                    has, fast = True, alive and not flow
+                    continue
                 em = ev.end_mark
                 if exact:
                     e = em.line                                   # past the start's line, a mark at column 0 ends the line before
                     if e != a: e -= em.column == 0
                 elif em.index <= sm.index: e = a
                 else: e = line(em, 1)
-                if top is not None and c is Scalar:
+                if has and c is Scalar:
                     if e > a:                                     # a multi-line scalar: its lines are text
                         if '+' not in ahead(sm):
                             while e > a and not text_lines[e].strip(): e -= 1
                         if e > a: inside.update(range(a + 1, e + 1))
                     if ev.style in ('|', '>'): blocks.add(a)
             elif c is MapEnd or c is SeqEnd:
-                f = frames.pop()
-                top = frames[-1] if frames else None
-                e, role, entry = f[2], f[8], f[9]
-                if f[1]:                                  # a flow collection is one value
-                    e = max(f[10], line(ev.end_mark, 1))
-                    while e > f[10] and not text_lines[e].strip(): e -= 1
-                    if e > f[10]: inside.update(range(f[10] + 1, e + 1))
+                e, role, entry = last, f_role, f_entry
+                if flow:                                          # a flow collection is one value
+                    e = max(first, line(ev.end_mark, 1))
+                    while e > first and not text_lines[e].strip(): e -= 1
+                    if e > first: inside.update(range(first + 1, e + 1))
+                if frames:                                        # the frame around it is the innermost again
+                    mapping, flow, last, key, items, live, kentry, usable, f_role, f_entry, first, owner, tflags = frames.pop()
+                    fast = live and not flow
+                else: has = fast = False
             else:
                 if c is DocStart: docs.append(len(starts)); anchors = {}
                 continue
-            if top is not None and top[2] < e: top[2] = e            # end the node: it extends its frame and closes its entry
+            if has and last < e: last = e                         # end the node: it extends its frame and closes its entry
             if entry >= 0:
                 open_.pop()
                 ends[entry] = (max(e, starts[entry]) if role == 'value' else e) + 1
