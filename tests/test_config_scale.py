@@ -146,3 +146,31 @@ def test_a_repeated_entry_names_its_first_path_once(monkeypatch):
     markers = out.count(b'config lines elided (caveman): same as ')
     assert markers > len(set(made)) > 0, (markers, len(set(made)))        # some entry is named by several markers
     assert len(made) == len(set(made)), (len(made), len(set(made)))
+
+
+@pytest.mark.parametrize('name,body', list(payloads()), ids=lambda x: x if isinstance(x, str) else '')
+def test_short_one_line_entries_are_left_out(name, body):
+    "With `least`, `yaml_layout` leaves out only entries of one line that no repeat can elide (top-level, or ASCII and shorter than `least`), and the repeats found are the same as with every entry (issue 12: the walk drafted every `key: value` line, and `repeated_entries` and `aligned_runs` read each)."
+    import caveman.compressors.config as config
+    lines = decoded_lines(body)
+    trailing = lines[-1] == ''
+    if trailing: lines.pop()
+    full, short = yaml_layout(body, lines), yaml_layout(body, lines, config._ONE_LINE_LEAST)
+    every, some = list(full.entries), list(short.entries)
+    assert set(some) <= set(every) and some == [e for e in every if e in set(some)]
+    for e in set(every) - set(some):
+        assert e.end - e.start == 1 and (e.top or (len(lines[e.start]) + 1 < config._ONE_LINE_LEAST and lines[e.start].isascii())), e
+    keep, comment = [True] * len(lines), bytearray(len(lines))
+    assert config.repeated_entries(lines, full.entries, keep, comment) == config.repeated_entries(lines, short.entries, keep, comment)
+    runs = [(a, min(a + 7, len(lines))) for a in range(0, len(lines), 11)]
+    assert config.aligned_runs(runs, full.entries) == config.aligned_runs(runs, short.entries)
+
+
+def test_the_view_drafts_few_entries(monkeypatch):
+    "The compressor's layout holds under half the entries of the scale payload: a `key: value` line too short to elide as a repeat is no entry (issue 12)."
+    import caveman.compressors.config as config
+    body, got, real = build('yaml', 150_000), [], config.yaml_layout
+    monkeypatch.setattr(config, 'yaml_layout', lambda *a: got.append(real(*a)) or got[-1])
+    assert compress_config(body) is not None
+    every = real(body, decoded_lines(body)[:-1]).entries
+    assert len(got) == 1 and len(got[0].entries) * 2 < len(every), (len(got[0].entries), len(every))

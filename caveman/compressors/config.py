@@ -337,8 +337,8 @@ class Entries(Sequence):
             yield self._entry(i, path + self._suffix(i) if path is not None else None)
 
 # %% ../../nbs/16_compressors_config.ipynb #a20dc171
-def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
-    "The `Layout` of a YAML text (str, or its UTF-8 bytes: then no decoded copy is made unless it breaks lines other than at `\\n`; `lines` is it split at `\\n`) from one pass over the parser's events: its `Entries` in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor)."
+def yaml_layout(text: str | bytes, lines: Sequence[str], least: int = 0) -> Layout | None:
+    "The `Layout` of a YAML text (str, or its UTF-8 bytes: then no decoded copy is made unless it breaks lines other than at `\\n`; `lines` is it split at `\\n`) from one pass over the parser's events: its `Entries` in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor). With `least` > 0, a key whose scalar value ends on the key's own line gets no entry when it is top-level or its line is ASCII and shorter than `least - 1` characters (`repeated_entries` can never elide it)."
     exact = _plain_breaks(text)                                  # the marks' own lines are ours: no lookup per node, no offsets
     if isinstance(text, bytes) and not exact: text = text.decode('utf-8')   # offsets are read on the str (a BOM is no break: the answer stands)
     bom = text.startswith('\ufeff' if isinstance(text, str) else b'\xef\xbb\xbf')
@@ -374,7 +374,7 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
     # its first line, the entry open around its keys and items (-1: none), their flags as plain keys (1: top-level)
     has = fast = False                                            # has: a frame is open; fast: it is a live block collection
     mapping = flow = key = live = usable = False
-    last = items = kentry = f_entry = first = owner = tflags = 0; f_role = None
+    last = items = kentry = f_entry = first = owner = tflags = k_line = k_step = k_flag = 0; f_role = None
     try:
         for ev in yaml_events(body):
             c = ev.__class__
@@ -388,21 +388,29 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                     e = a if em.index <= sm.index else line(em, 1)
                 if mapping:
                     key = not key
-                    if key:                                       # a key: its entry opens; the value closes it
-                        kentry = len(starts)
+                    if key:                                       # a key: its entry opens (drafted: see below); the value closes it
                         if not ev.style:
                             usable = True
                             v = ev.value
-                            step = seg_ids.get(v)
-                            if step is None: step = seg_ids[v] = len(segments); segments.append(_segment(v))
-                            s_app(a); e_app(a + 1); p_app(owner); st_app(step); f_app(tflags)
+                            k_step = seg_ids.get(v)
+                            if k_step is None: k_step = seg_ids[v] = len(segments); segments.append(_segment(v))
+                            k_flag = tflags
                         else:
-                            usable = False
-                            s_app(a); e_app(a + 1); p_app(owner); st_app(0); f_app(tflags | 4)
-                        if ev.anchor is not None: share(ev, 'key')
+                            usable, k_step, k_flag = False, 0, tflags | 4
+                        k_line = a
+                        if least and ev.anchor is None: kentry = -2   # drafted: made when its value needs it
+                        else:
+                            kentry = len(flags)
+                            s_app(a); e_app(a + 1); p_app(owner); st_app(k_step); f_app(k_flag)
+                            if ev.anchor is not None: share(ev, 'key')
                         entry = -1
                     else:                                         # a value: its key's entry
                         entry = kentry
+                        if entry == -2:                           # left out when key and value share one line no repeat can elide
+                            if e > k_line or ev.anchor is not None or not (k_flag & 1 or (len(text_lines[k_line]) < least - 1 and text_lines[k_line].isascii())):
+                                entry = kentry = len(flags)
+                                s_app(k_line); e_app(k_line + 1); p_app(owner); st_app(k_step); f_app(k_flag)
+                            else: entry = -1
                         if ev.anchor is not None: o_app(entry); share(ev, 'value'); open_.pop()
                 else:
                     i = items; items = i + 1; entry = -1
@@ -440,6 +448,9 @@ def yaml_layout(text: str | bytes, lines: Sequence[str]) -> Layout | None:
                                 s_app(a); e_app(a + 1); p_app(open_[-1] if open_ else -1); st_app(0); f_app(4 if open_ else 5)
                         else:
                             role, entry, alive = 'value', kentry, usable
+                            if entry == -2:                       # the drafted key's entry: the value is a collection or an alias
+                                entry = kentry = len(flags)
+                                s_app(k_line); e_app(k_line + 1); p_app(owner); st_app(k_step); f_app(k_flag)
                             o_app(entry)
                     else:
                         i = items; items = i + 1; role = 'item'
@@ -509,6 +520,7 @@ def _run_bytes(lines: Sequence[str], a: int, b: int) -> int:
     return len('\n'.join(lines[a:b]).encode('utf-8')) + 1 if b > a else 0
 
 _ONES = bytes([0] + [1] * 255)                                    # `bytes.translate`: any true byte to 1
+_ONE_LINE_LEAST = 2 * len(('# ' + elision_marker(1, 'config lines', 'same as .')).encode())   # the bytes (line feed included) a run of one line needs before `repeated_entries` reads it: twice the shortest marker
 
 def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool], comment: Sequence[bool],
                      flag: Sequence[bool] | None = None, marks: Sequence[int] | None = None) -> list[tuple[int, int, str]]:
@@ -716,7 +728,7 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     if n < MIN_LINES: return None
     original = '' if yml else text                                    # YAML output is judged alone: the decoded payload
     del text                                                          # goes now (4 bytes a character when one is outside the BMP)
-    layout = yaml_layout(body, lines) if yml else None                # libyaml reads the bytes
+    layout = yaml_layout(body, lines, _ONE_LINE_LEAST) if yml else None   # libyaml reads the bytes; no entry for a short `key: value` line
     if yml and layout is None: return None                            # no positions, no safe cut
     blocks = block_scalars(lines, sorted(layout.blocks)) if yml else []   # where the parser saw one: `a: |` inside a string is none
     groups = [*blocks, *scalar_groups(layout.inside)] if yml else toml_groups(lines) if kind == 'toml' else ini_groups(lines)
