@@ -338,7 +338,7 @@ class Entries(Sequence):
 
 # %% ../../nbs/16_compressors_config.ipynb #a20dc171
 def yaml_layout(text: str | bytes, lines: Sequence[str], least: int = 0) -> Layout | None:
-    "The `Layout` of a YAML text (str, or its UTF-8 bytes: then no decoded copy is made unless it breaks lines other than at `\\n`; `lines` is it split at `\\n`) from one pass over the parser's events: its `Entries` in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor). With `least` > 0, a key whose scalar value ends on the key's own line gets no entry when it is top-level or its line is ASCII and shorter than `least - 1` characters (`repeated_entries` can never elide it)."
+    "The `Layout` of a YAML text (str, or its UTF-8 bytes: then no decoded copy is made unless it breaks lines other than at `\\n`; `lines` is it split at `\\n`) from one pass over the parser's events: its `Entries` in document order (pre-order) with their yq paths, the line indices inside multi-line scalars and flow collections (`yaml_spans`' lines) and the header lines of block scalars; None when it does not parse (`yaml.YAMLError`, an undefined alias, a repeated anchor). With `least` > 0, a key whose scalar value ends on the key's own line, or a scalar item of one line, gets no entry when it is top-level or its line is ASCII and shorter than `least - 1` characters (`repeated_entries` can never elide it)."
     exact = _plain_breaks(text)                                  # the marks' own lines are ours: no lookup per node, no offsets
     if isinstance(text, bytes) and not exact: text = text.decode('utf-8')   # offsets are read on the str (a BOM is no break: the answer stands)
     bom = text.startswith('\ufeff' if isinstance(text, str) else b'\xef\xbb\xbf')
@@ -414,8 +414,9 @@ def yaml_layout(text: str | bytes, lines: Sequence[str], least: int = 0) -> Layo
                         if ev.anchor is not None: o_app(entry); share(ev, 'value'); open_.pop()
                 else:
                     i = items; items = i + 1; entry = -1
-                    if (text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-'):   # not a `-` alone on its line
-                        entry = len(starts)
+                    if ((text_lines[a][:sm.column + (bom and a == 0)] if exact else before(sm)).rstrip().endswith('-')   # not a `-` alone on its line
+                            and (e > a or not least or ev.anchor is not None or len(text_lines[a]) >= least - 1 or not text_lines[a].isascii())):
+                        entry = len(starts)                       # (with `least`, an item of one short line is no entry)
                         s_app(a); e_app(a + 1); p_app(owner); st_app(-i - 1); f_app(2)
                     if ev.anchor is not None:
                         if entry >= 0: o_app(entry); share(ev, 'item'); open_.pop()
