@@ -273,9 +273,14 @@ from .base import Compressor, crlf_majority
 _TOLERANT = ('c', 'cpp')                   # macro languages: error nodes are the norm, not a broken file
 
 def _errors(node) -> int:
-    "How many ERROR and MISSING nodes the tree under `node` holds."
-    if not node.has_error and not node.is_missing: return 0
-    return (node.type == 'ERROR' or node.is_missing) + sum(_errors(c) for c in node.children)
+    "How many ERROR and MISSING nodes the tree under `node` holds (only subtrees holding one are walked, by a stack: a minified file read as C nests deeper than Python's recursion limit)."
+    n, stack = 0, [node]
+    while stack:
+        x = stack.pop()
+        if not x.has_error and not x.is_missing: continue
+        n += x.type == 'ERROR' or x.is_missing
+        stack += x.children
+    return n
 
 # %% ../../nbs/21_compressors_code.ipynb #81a4e8b2
 PROBE_BYTES = 1 << 16
