@@ -62,12 +62,15 @@ def build(kind: str, size: int) -> bytes:
         bodies = [m.group(1) for f in _files('html') if (m := re.search(rb'<body[^>]*>(.*)</body>', f.read_bytes(), re.S | re.I))]
         return _repeat(bodies, size, b'\n', b'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>One page</title></head><body>\n',
                        b'\n</body></html>\n')
+    if kind == 'code_js_cut':   # JavaScript cut off mid-statement, as a tool's output is truncated: parses with errors, declined (break test 9)
+        d = build('code_js', size)
+        return d[:d.rfind(b'\n', 0, len(d) - 200) + 20]
     if kind == 'ls_lR':   # a live capture: `ls -laR` of this machine's /usr, its per-directory blocks cycled (break test 9)
         out = subprocess.run(['ls', '-laR', '/usr/lib', '/usr/share'], capture_output=True, env={**os.environ, 'LC_ALL': 'C'}).stdout
         return _repeat([b + b'\n' for b in out.split(b'\n\n') if b.strip()], size, b'\n')
     return _repeat([f.read_bytes() for f in _files(kind)], size, b'\n')   # prose, diff, search, terminal, html
 
-KINDS = ['json_array', 'log', 'csv', 'prose', 'diff', 'yaml', 'search', 'terminal', 'html', 'html_page', 'code_py', 'code_js', 'ls_lR']
+KINDS = ['json_array', 'log', 'csv', 'prose', 'diff', 'yaml', 'search', 'terminal', 'html', 'html_page', 'code_py', 'code_js', 'code_js_cut', 'ls_lR']
 
 def pathological() -> list[tuple[str, bytes]]:
     items = _json_items()

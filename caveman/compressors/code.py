@@ -273,9 +273,14 @@ from .base import Compressor, crlf_majority
 _TOLERANT = ('c', 'cpp')                   # macro languages: error nodes are the norm, not a broken file
 
 def _errors(node) -> int:
-    "How many ERROR and MISSING nodes the tree under `node` holds."
-    if not node.has_error and not node.is_missing: return 0
-    return (node.type == 'ERROR' or node.is_missing) + sum(_errors(c) for c in node.children)
+    "How many ERROR and MISSING nodes the tree under `node` holds (only subtrees holding one are walked, by a stack: a minified file read as C nests deeper than Python's recursion limit)."
+    n, stack = 0, [node]
+    while stack:
+        x = stack.pop()
+        if not x.has_error and not x.is_missing: continue
+        n += x.type == 'ERROR' or x.is_missing
+        stack += x.children
+    return n
 
 # %% ../../nbs/21_compressors_code.ipynb #81a4e8b2
 PROBE_BYTES = 1 << 16
@@ -289,23 +294,48 @@ def _early_error(node, limit: int) -> bool:
         stack += [c for c in n.children if c.has_error or c.is_missing]
     return False
 
+def _fails_within(body: bytes, language: str, a: int, z: int) -> bool:
+    "True when the window `body[a:z]` (`a`: a statement boundary; `z`: a line end or the end of `body`) shows that `body` cannot parse cleanly under the strict grammar `language`: any error when the window runs to the end of `body`, else an error ending before nine tenths of the window."
+    root = parser_for(language).parse(body[a:z]).root_node
+    return root.has_error and (z >= len(body) or _early_error(root, (z - a) * 9 // 10))
+
 def _fails_early(body: bytes, language: str) -> bool:
     "True when `body` (over `2 * PROBE_BYTES`) cannot parse cleanly under the strict grammar `language`: its first `PROBE_BYTES`, cut at a line end, hold an error ending before nine tenths of the cut."
     if len(body) <= 2 * PROBE_BYTES or language in _TOLERANT: return False
-    cut = body.rfind(b'\n', 0, PROBE_BYTES) + 1 or PROBE_BYTES
-    root = parser_for(language).parse(body[:cut]).root_node
-    return root.has_error and _early_error(root, cut * 9 // 10)
+    return _fails_within(body, language, 0, body.rfind(b'\n', 0, PROBE_BYTES) + 1 or PROBE_BYTES)
+
+# %% ../../nbs/21_compressors_code.ipynb #0652863a
+_STATEMENT = ('statement', 'declaration', 'comment', 'hash_bang_line')   # kinds of a top-level statement (JS, TS)
+
+def _error_window(root, body: bytes) -> tuple[int, int] | None:
+    "`(a, z)`: byte offsets of a window of `body` (parsed as the tree `root`, with an error) starting at the end of the last error-free top-level statement before its first error and ending at a line end past that error (see above) or at the end of `body`; `None` when the window would be over half of `body`."
+    a = 0
+    for c in root.children:
+        if c.has_error or c.is_missing or c.type == 'ERROR' or not c.is_named or not c.type.endswith(_STATEMENT): break
+        a = c.end_byte
+    else: return None
+    while c.type != 'ERROR' and not c.is_missing:                       # down to the first error node (or a loose token)
+        c = next((d for d in c.children if d.has_error or d.is_missing or d.type == 'ERROR'), None) or c
+        if not (c.has_error or c.is_missing or c.type == 'ERROR'): break
+    end = c.end_byte + max(c.end_byte - a, PROBE_BYTES // 4)
+    z = body.find(b'\n', end) + 1 if end < len(body) else len(body)
+    z = z or len(body)
+    return (a, z) if 2 * (z - a) <= len(body) else None
 
 # %% ../../nbs/21_compressors_code.ipynb #3015c7ac
-def _parse_clean(body: bytes, language: str):
-    "`(tree, language)` of the first grammar that parses `body` cleanly; for C and C++ the tree with fewest errors; `(None, None)` otherwise."
+def _parse_clean(body: bytes, language: str, failed: tuple | None = None):
+    "`(tree, language)` of the first grammar that parses `body` cleanly; for C and C++ the tree with fewest errors; `(None, None)` otherwise. `failed`: `language` is known to fail (its chunks were read, below) — `(a, z)`, the window holding its first error, or `()`."
     tries = {'typescript': ('typescript', 'tsx'), 'javascript': ('javascript', 'typescript', 'tsx'), 'c': ('c', 'cpp')}.get(language, (language,))
-    rough = []
+    rough, window = [], None
+    if failed is not None: tries, window = tries[1:], failed or None
     for lang in tries:
+        if window and _fails_within(body, lang, *window): continue   # where the grammar before broke, this one breaks too
         if _fails_early(body, lang): continue                   # its first 64 KiB already fail: no whole parse
         tree = parser_for(lang).parse(body)
         if not tree.root_node.has_error: return tree, lang
         if lang in _TOLERANT: rough.append((_errors(tree.root_node), tree, lang))
+        else: window = _error_window(tree.root_node, body) or window
+        del tree
     if rough: return min(rough, key=lambda r: r[0])[1:]
     return None, None
 
@@ -371,16 +401,27 @@ def _edits(tree: ts.Tree, src: bytes, language: str, newline: bytes, size: int) 
     return [e for e in edits if not _holds_signal(src[e[0]:e[1]])]        # caveman.signals: such a body stays whole
 
 # %% ../../nbs/21_compressors_code.ipynb #dc0bb5f9
-def _chunked_edits(body: bytes, language: str, newline: bytes, starts: list[int]) -> list | None:
-    "Edits of the whole `body`, parsed one chunk at a time (each tree dropped before the next parse); `None` if a chunk has a parse error."
-    out = []
-    for a, b in zip(starts, starts[1:] + [len(body)]):
+def _chunk_failed(root, chunk: bytes, a: int, end: bool, failed: list | None) -> None:
+    "Record in `failed` (unless None) the window in the whole (`(a, z)`, or `()`) of the first error of a failing chunk (tree `root`, bytes `chunk` starting at byte `a`) when it shows the whole cannot parse: it runs to the end (`end`), or its error ends before nine tenths of it."
+    if failed is not None and (end or _early_error(root, len(chunk) * 9 // 10)):
+        w = _error_window(root, chunk)
+        failed.append((w[0] + a, w[1] + a) if w else ())
+
+def _chunked_edits(body: bytes, language: str, newline: bytes, starts: list[int], failed: list | None = None) -> list | None:
+    "Edits of the whole `body`, parsed one chunk at a time (each tree dropped before the next parse but the last chunk's, parsed first); `None` if a chunk has a parse error. `failed`: a list that gets, when the failing chunk shows the whole cannot parse (above), the window of its first error in `body` (`(a, z)`) or `()`."
+    spans = list(zip(starts, starts[1:] + [len(body)]))
+    z = spans[-1][0]
+    last = parser_for(language).parse(body[z:])
+    broken, out = last.root_node.has_error, []
+    for a, b in spans[:-1]:
         chunk = body[a:b]
         tree = parser_for(language).parse(chunk)
-        if tree.root_node.has_error: return None
-        out += [(s + a, e + a, t) for s, e, t in _edits(tree, chunk, language, newline, len(body))]
+        if tree.root_node.has_error: _chunk_failed(tree.root_node, chunk, a, False, failed); return None
+        if not broken: out += [(s + a, e + a, t) for s, e, t in _edits(tree, chunk, language, newline, len(body))]
         del tree
-    return out
+    chunk = body[z:]
+    if broken: _chunk_failed(last.root_node, chunk, z, True, failed); return None
+    return out + [(s + z, e + z, t) for s, e, t in _edits(last, chunk, language, newline, len(body))]
 
 # %% ../../nbs/21_compressors_code.ipynb #3835e04c
 LAST_LINES = 12
@@ -417,10 +458,10 @@ def compress_code(body: bytes, query: str = '', chunk: int = CHUNK_BYTES) -> byt
     language = detect_language(body)
     if language is None: return None
     newline = b'\r\n' if crlf_majority(body) else b'\n'
-    starts, edits, before = chunk_starts(body, language, chunk), None, 0
-    if len(starts) > 1: edits = _chunked_edits(body, language, newline, starts)
+    starts, edits, before, failed = chunk_starts(body, language, chunk), None, 0, []
+    if len(starts) > 1: edits = _chunked_edits(body, language, newline, starts, failed)
     if edits is None:
-        tree, language = _parse_clean(body, language)
+        tree, language = _parse_clean(body, language, failed[0] if failed else None)
         if tree is None: return None
         before = _errors(tree.root_node) if tree.root_node.has_error else 0
         edits = _edits(tree, body, language, newline, len(body))
