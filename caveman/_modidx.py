@@ -1142,6 +1142,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'caveman.jsonlex._verbatim_members': ('jsonlex.html#_verbatim_members', 'caveman/jsonlex.py'),
                                  'caveman.jsonlex.dumps_lexical': ('jsonlex.html#dumps_lexical', 'caveman/jsonlex.py'),
                                  'caveman.jsonlex.dumps_ordered': ('jsonlex.html#dumps_ordered', 'caveman/jsonlex.py'),
+                                 'caveman.jsonlex.is_json_value': ('jsonlex.html#is_json_value', 'caveman/jsonlex.py'),
                                  'caveman.jsonlex.is_verbatim': ('jsonlex.html#is_verbatim', 'caveman/jsonlex.py'),
                                  'caveman.jsonlex.json_bytes': ('jsonlex.html#json_bytes', 'caveman/jsonlex.py'),
                                  'caveman.jsonlex.loads_lexical': ('jsonlex.html#loads_lexical', 'caveman/jsonlex.py'),

@@ -392,7 +392,9 @@ def select(self: _Walk, arr: list, texts: list[str], sizes: list[int]) -> list[b
     else: series = [float(s) for s in sizes]
     for i in change_points(series): keep[i] = True
     if self.query: keep = query_fill(texts, keep, self.query, QUERY_CAP - sum(keep))
-    self.first_lines.update(first_signal_lines(t for t in _strings_in(arr) if t not in self.first_lines))
+    fresh = first_signal_lines(t for t in _strings_in(arr) if t not in self.first_lines)
+    if self.first_lines: self.first_lines.update(fresh)
+    else: self.first_lines = fresh                              # the first array read: its table is the walk's, not copied
     self.sig = [json_signal(e, self.first_lines) for e in arr]   # caveman.signals: kept, copies beyond 3 counted
     for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
         if f: keep[i] = True
