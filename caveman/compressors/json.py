@@ -4,10 +4,11 @@
 
 # %% auto #0
 __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP', 'MARKER_OVERHEAD', 'PRESERVE_KEYS',
-           'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE', 'MIN_SAVED',
-           'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values', 'has_failure_value',
-           'present_stems', 'outliers', 'change_points', 'Leaves', 'numeric_leaves', 'string_marker',
-           'failure_word_starts', 'is_view_string', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
+           'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'STEM_BLOCK', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
+           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
+           'has_failure_value', 'present_stems', 'outliers', 'change_points', 'Leaves', 'numeric_leaves',
+           'string_marker', 'failure_word_starts', 'is_view_string', 'shorten_string', 'is_keyed_table',
+           'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -78,12 +79,18 @@ def has_failure_value(canonical: str) -> bool:
 
 # %% ../../nbs/11_compressors_json.ipynb #3d45aefe
 _LETTER_ESCAPE = re.compile(rb'\\u00[4-7][0-9a-fA-F]')
+STEM_BLOCK = 1 << 20
 
 def present_stems(body: bytes) -> tuple[str, ...]:
     "The failure-word stems that occur in a raw JSON document (ASCII case-folded); all of them when a `\\u` escape could spell a letter."
     if b'\\u00' in body and _LETTER_ESCAPE.search(body): return _STEMS
-    low = body.lower()
-    return tuple(s for s in _STEMS if s.encode() in low)
+    left, found, over = [s.encode() for s in _STEMS], set(), max(map(len, _STEMS)) - 1
+    for a in range(0, len(body), STEM_BLOCK):
+        low = body[a:a + STEM_BLOCK + over].lower()
+        found.update(s for s in left if s in low)
+        left = [s for s in left if s not in found]
+        if not left: break
+    return tuple(s for s in _STEMS if s.encode() in found)
 
 # %% ../../nbs/11_compressors_json.ipynb #56668562
 def _median(xs: list[float]) -> float:
