@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from .lines import crlf_majority
-from .jsonlex import loads_lexical
+from .jsonlex import is_json_value
 
 CONTENT_TYPES = ('json', 'log', 'code', 'diff', 'search-result', 'text', 'toon', 'html', 'a11y',
                  'terminal', 'tabular', 'config', 'table', 'listing', 'binary')
@@ -732,9 +732,8 @@ def _reject_constant(name): raise ValueError(name)
 def _is_json(body: bytes) -> bool:
     t = body.strip(_WS)
     if t[:1] not in (b'{', b'['): return False
-    try: loads_lexical(t.decode('utf-8', 'replace'), numbers=str, duplicates='last')  # validity only: any number length, repeated names allowed
-    except (ValueError, RecursionError): return False
-    return True
+    try: return is_json_value(t.decode('utf-8', 'replace'))   # validity only, no tree kept: any number length, repeated names allowed
+    except RecursionError: return False
 
 # %% ../nbs/03_detect.ipynb #3192af0a
 _CSI = re.compile(rb'\x1b\[[0-9;?]*[ -/]*[@-~]')

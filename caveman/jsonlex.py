@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['NUM_OPEN', 'NUM_CLOSE', 'VERBATIM_OPEN', 'VERBATIM_CLOSE', 'DuplicateNameError', 'ConstantError', 'resolve_sentinels',
-           'dumps_ordered', 'is_verbatim', 'loads_lexical', 'dumps_lexical', 'json_bytes']
+           'dumps_ordered', 'is_verbatim', 'loads_lexical', 'is_json_value', 'dumps_lexical', 'json_bytes']
 
 # %% ../nbs/02a_jsonlex.ipynb #670d24d8
 import json, re
@@ -109,6 +109,15 @@ def loads_lexical(text: str | bytes, numbers: Callable[[str], Any] | None = None
         raise ValueError("the document contains caveman's sentinels U+FDD0..U+FDD3")
     minus_zero = numbers is None and '-0' in text and _MINUS_ZERO.search(text) is not None
     return _decoder(numbers, duplicates, minus_zero)(text)
+
+# %% ../nbs/02a_jsonlex.ipynb #e9173d77
+_VALIDATE = json.JSONDecoder(parse_float=len, parse_int=len, parse_constant=_no_constant, object_pairs_hook=len).decode
+
+def is_json_value(text: str) -> bool:
+    "True when `text` (str) is exactly one JSON value, as `loads_lexical(text, numbers=str, duplicates='last')` reads it; keeps no tree (memory: the arrays' slots, not the document's values). Raises `RecursionError` on too deep nesting."
+    try: _VALIDATE(text)
+    except ValueError: return False
+    return True
 
 # %% ../nbs/02a_jsonlex.ipynb #a520392f
 def dumps_lexical(value) -> str:

@@ -369,13 +369,13 @@ def _has_literal(text: str) -> bool:
     return any(l in low for l in _LITERALS)
 
 # %% ../nbs/05_signals.ipynb #255b6ac3
-FIRST_LINES_CHARS = 1 << 20
+FIRST_LINES_CHARS = 1 << 16
 _UNREAD = object()        # `json_signal`: a string the table does not hold
 
 def first_signal_lines(texts) -> dict[str, str | None]:
     "`{text: its first line (str) with a signal under the prose profile, or None}` for the distinct strings `texts` (number lexemes, which open with U+FDD0, left out); `{}` when a line lower-cases to another length."
-    todo = [t for t in dict.fromkeys(texts) if t[:1] != '\ufdd0']
-    out, a = {}, 0
+    out = dict.fromkeys(t for t in texts if t[:1] != '\ufdd0')   # the table itself, answers filled in place: one dict, not two
+    todo, a = list(out), 0
     while a < len(todo):
         z, size = a + 1, len(todo[a])
         while z < len(todo) and size + len(todo[z]) < FIRST_LINES_CHARS: size += len(todo[z]) + 1; z += 1

@@ -206,9 +206,10 @@ def keep_non_redundant(units: Sequence[str], keep: Sequence[bool], profiles: dic
     kept = [i for i, k in enumerate(keep) if k]
     step = len(kept) // _SEEDS if len(kept) > _SEEDS else 1
     seeds, dropped = kept[::step][:_SEEDS], [i for i, k in enumerate(keep) if not k]
+    canon = {}                                               # equal profiles share one object (issue 12: memory)
     def batch(indices):
         todo = list(dict.fromkeys(u for u in map(units.__getitem__, indices) if u not in profiles))
-        if todo: profiles.update(zip(todo, redundancy_profiles(todo)))
+        if todo: profiles.update(zip(todo, [canon.setdefault(p, p) for p in redundancy_profiles(todo)]))
     def profile_of(order: list[int], n: int):
         "Profile of unit `order[n]`; on a miss, those of the next 64 units of `order` are computed with it in one batch."
         p = profiles.get(units[order[n]])

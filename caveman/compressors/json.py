@@ -4,10 +4,11 @@
 
 # %% auto #0
 __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP', 'MARKER_OVERHEAD', 'PRESERVE_KEYS',
-           'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE', 'MIN_SAVED',
-           'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values', 'has_failure_value',
-           'present_stems', 'outliers', 'change_points', 'numeric_leaves', 'string_marker', 'failure_word_starts',
-           'is_view_string', 'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
+           'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'STEM_BLOCK', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
+           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
+           'has_failure_value', 'present_stems', 'outliers', 'change_points', 'Leaves', 'numeric_leaves',
+           'string_marker', 'failure_word_starts', 'is_view_string', 'shorten_string', 'is_keyed_table',
+           'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -78,12 +79,18 @@ def has_failure_value(canonical: str) -> bool:
 
 # %% ../../nbs/11_compressors_json.ipynb #3d45aefe
 _LETTER_ESCAPE = re.compile(rb'\\u00[4-7][0-9a-fA-F]')
+STEM_BLOCK = 1 << 20
 
 def present_stems(body: bytes) -> tuple[str, ...]:
     "The failure-word stems that occur in a raw JSON document (ASCII case-folded); all of them when a `\\u` escape could spell a letter."
     if b'\\u00' in body and _LETTER_ESCAPE.search(body): return _STEMS
-    low = body.lower()
-    return tuple(s for s in _STEMS if s.encode() in low)
+    left, found, over = [s.encode() for s in _STEMS], set(), max(map(len, _STEMS)) - 1
+    for a in range(0, len(body), STEM_BLOCK):
+        low = body[a:a + STEM_BLOCK + over].lower()
+        found.update(s for s in left if s in low)
+        left = [s for s in left if s not in found]
+        if not left: break
+    return tuple(s for s in _STEMS if s.encode() in found)
 
 # %% ../../nbs/11_compressors_json.ipynb #56668562
 def _median(xs: list[float]) -> float:
@@ -143,6 +150,20 @@ def change_points(x: list[float], max_splits: int = MAX_SPLITS) -> set[int]:
     return forced
 
 # %% ../../nbs/11_compressors_json.ipynb #c091065e
+from array import array
+
+class Leaves(Sequence):
+    "One numeric path's `(element index, value)` pairs in element order: `.index` (array of int) and `.value` (array of float)."
+    __slots__ = ('index', 'value')
+    def __init__(self, index=(), value=()): self.index, self.value = array('q', index), array('d', value)
+    def append(self, i: int, f: float): self.index.append(i); self.value.append(f)
+    def __len__(self) -> int: return len(self.index)
+    def __getitem__(self, k: int) -> tuple[int, float]: return self.index[k], self.value[k]
+    def __iter__(self): return zip(self.index, self.value)
+    def __eq__(self, other) -> bool: return isinstance(other, Sequence) and list(self) == list(other)
+    def __repr__(self) -> str: return f'Leaves({list(self)!r})'
+
+# %% ../../nbs/11_compressors_json.ipynb #bd470f37
 def _numeric_leaves(v, prefix: str, i: int, out: dict):
     for k, x in v.items():
         t = type(x)
@@ -150,18 +171,19 @@ def _numeric_leaves(v, prefix: str, i: int, out: dict):
         elif t is int or t is float or (t is str and x[:1] == NUM_OPEN):
             f = json_number(x)
             if f is not None:
-                vals = out.setdefault(prefix + k, [])
-                if not vals or vals[-1][0] != i: vals.append((i, f))     # first occurrence of a path per element
+                vals = out.get(prefix + k)
+                if vals is None: vals = out[prefix + k] = Leaves()
+                if not vals.index or vals.index[-1] != i: vals.append(i, f)     # first occurrence of a path per element
 
 # %% ../../nbs/11_compressors_json.ipynb #b8154492
-def numeric_leaves(elements: list) -> dict[str, list[tuple[int, float]]]:
-    "`{dotted path: [(element index, value), …]}` of the numeric leaves of each element (objects entered, arrays not; a bare number is path '')."
+def numeric_leaves(elements: list) -> dict[str, Leaves]:
+    "`{dotted path: Leaves [(element index, value), …]}` of the numeric leaves of each element (objects entered, arrays not; a bare number is path '')."
     out = {}
     for i, e in enumerate(elements):
         if type(e) is dict: _numeric_leaves(e, '', i, out)
         else:
             f = json_number(e)
-            if f is not None: out.setdefault('', []).append((i, f))
+            if f is not None: (out.get('') or out.setdefault('', Leaves())).append(i, f)
     return out
 
 # %% ../../nbs/11_compressors_json.ipynb #fff773b1
@@ -384,15 +406,17 @@ def select(self: _Walk, arr: list, texts: list[str], sizes: list[int]) -> list[b
     for i, hit in zip(todo, failure_values([texts[i] for i in todo], self.stems)):
         if hit: keep[i] = True
     leaves = numeric_leaves(arr)
-    for vals in (*leaves.values(), list(enumerate(map(float, sizes)))):
+    for vals in (*leaves.values(), Leaves(range(n), sizes)):
         for i in outliers(vals): keep[i] = True
     everywhere = sorted(p for p, vals in leaves.items() if len(vals) == n)
-    if everywhere:
-        series = [v for _, v in max((leaves[p] for p in everywhere), key=lambda vals: _variance([v for _, v in vals]))]
+    if everywhere: series = max((leaves[p] for p in everywhere), key=lambda vals: _variance(vals.value)).value
     else: series = [float(s) for s in sizes]
+    del leaves
     for i in change_points(series): keep[i] = True
     if self.query: keep = query_fill(texts, keep, self.query, QUERY_CAP - sum(keep))
-    self.first_lines.update(first_signal_lines(t for t in _strings_in(arr) if t not in self.first_lines))
+    fresh = first_signal_lines(t for t in _strings_in(arr) if t not in self.first_lines)
+    if self.first_lines: self.first_lines.update(fresh)
+    else: self.first_lines = fresh                              # the first array read: its table is the walk's, not copied
     self.sig = [json_signal(e, self.first_lines) for e in arr]   # caveman.signals: kept, copies beyond 3 counted
     for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
         if f: keep[i] = True
