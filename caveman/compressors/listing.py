@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, summary_string,
                                       keep_non_redundant_or_fallback, query_fill, row_fields)
-from ..detect import fixed_blocks, text_fixed_blocks, FixedTable, path_lines
+from ..detect import fixed_blocks, text_fixed_blocks, utf8_text, FixedTable, path_lines
 from ..signals import OUTPUT, forced_signals, signal_flags
 
 # %% ../../nbs/23_compressors_listing.ipynb #c19b2324
@@ -133,7 +133,7 @@ MIN_RECORDS = HEAD + TAIL + 2
 def compress_fixed(body: bytes, query: str = '') -> bytes | None:
     "Fixed-width table bytes (UTF-8) -> the same tables with runs of records elided behind `… N rows elided (caveman): FACTS …` lines (`record_keep`, or `ls_record_keep` for the blocks of a recursive `ls -l` listing); header, layout and every non-record line kept; None when declined."
     if is_caveman_view(body): return None
-    try: text = body.decode('utf-8')
+    try: text = utf8_text(body)                         # detection's decoding of these bytes, when it made one
     except UnicodeDecodeError: return None
     lines = text.split('\n')
     crlf = crlf_majority(body)
@@ -154,11 +154,12 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         shown, n = elide_runs(block, keep, 'rows', ls_fields if ls else table_fields(block, t), crlf, signals=sig)
         out += shown; elided += n
     out += lines[pos:]
+    lines = block = None                                # the elided rows go before the view is joined
     if not elided: return None
     if elided >= CONTRACT_MIN_ELIDED:
         tail = [out.pop()] if out and out[-1] == '' else []
         out += [contract_line('rows') + ('\r' if crlf else '')] + tail
-    res = '\n'.join(out).encode('utf-8')
+    res = b'\n'.join(['\n'.join(out[k:k + 4096]).encode('utf-8') for k in range(0, len(out), 4096)])   # a marker's `…` would make one whole-view str of 2-byte characters, and its encoding reserve 3 bytes a character
     return res if len(res) < len(body) else None
 
 TABLE_COMPRESSOR = Compressor('table', compress_fixed, method='table', query_aware=True)
