@@ -913,6 +913,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect.rewrap': ('detect.html#rewrap', 'caveman/detect.py'),
                                 'caveman.detect.strip_file_wrapper': ('detect.html#strip_file_wrapper', 'caveman/detect.py'),
                                 'caveman.detect.strip_gutter': ('detect.html#strip_gutter', 'caveman/detect.py'),
+                                'caveman.detect.text_block_spans': ('detect.html#text_block_spans', 'caveman/detect.py'),
                                 'caveman.detect.text_fixed_blocks': ('detect.html#text_fixed_blocks', 'caveman/detect.py'),
                                 'caveman.detect.unwrap': ('detect.html#unwrap', 'caveman/detect.py'),
                                 'caveman.detect.utf8_text': ('detect.html#utf8_text', 'caveman/detect.py'),

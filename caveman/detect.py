@@ -10,7 +10,7 @@ __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_
            'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter',
            'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses',
            'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'text_fixed_blocks',
-           'utf8_text', 'forget_payloads', 'path_lines', 'config_kind', 'bounded_sample', 'detect']
+           'text_block_spans', 'utf8_text', 'forget_payloads', 'path_lines', 'config_kind', 'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -682,16 +682,31 @@ def _table_share(lines: list[str], blocks=None) -> tuple[int, int, bool]:
     return covered, nonblank, any_table
 
 # %% ../nbs/03_detect.ipynb #b6262e64
+_BLOCK = re.compile(r'(?m)^[ \t\r]*[^ \t\r\n][^\n]*(?:\n[ \t\r]*[^ \t\r\n][^\n]*)*')   # a run of lines that hold more than space, tab, CR
+
 @lru_cache(maxsize=1)
 def _text_tables(text: str):
-    "(`fixed_blocks`, `_table_share`) of `text` (str) from one split of its lines, the last text's answer kept."
-    lines = text.split('\n')
-    blocks = fixed_blocks(lines)
-    return blocks, _table_share(lines, blocks)
+    "(`fixed_blocks(text.split('\\n'))`, the blocks' character spans `(start, end)` in `text`, `_table_share`) of `text` (str), read a block at a time (no list of every line); the last text's answer kept."
+    blocks, spans, shapes, line, pos, covered, nonblank, found = [], [], {}, 0, 0, 0, 0, False
+    for m in _BLOCK.finditer(text):
+        s, e = m.span()
+        line += text.count('\n', pos, s); pos = s
+        lines = text[s:e].split('\n')
+        t = fixed_table([l.rstrip('\r') for l in lines])
+        if t is not None:                                  # blocks of one layout share its spans and names (a table per directory)
+            t.spans, t.names = shapes.setdefault(tuple(t.spans), t.spans), shapes.setdefault(tuple(t.names), t.names)
+        blocks.append((line, line + len(lines), t)); spans.append((s, e))
+        c, nb, f = _table_share(lines, [(0, len(lines), t)])
+        covered, nonblank, found = covered + c, nonblank + nb, found or f
+    return blocks, spans, (covered, nonblank, found)
 
 def text_fixed_blocks(text: str) -> list[tuple[int, int, FixedTable | None]]:
     "`fixed_blocks(text.split('\\n'))` for `text` (str), the last text's answer kept."
     return _text_tables(text)[0]
+
+def text_block_spans(text: str) -> list[tuple[int, int]]:
+    "The character spans `(start, end)` in `text` of the blocks of `text_fixed_blocks(text)`: a block's lines are `text[start:end].split('\\n')`."
+    return _text_tables(text)[1]
 
 @lru_cache(maxsize=1)
 def utf8_text(body: bytes) -> str:
@@ -722,7 +737,7 @@ def _is_table(body: bytes) -> bool:
     if not found or covered * 5 < nonblank * 3: return False
     try: text = utf8_text(body)
     except UnicodeDecodeError: return False
-    if text.count('\n') + 1 > len(head): covered, nonblank, found = _text_tables(text)[1]
+    if text.count('\n') + 1 > len(head): covered, nonblank, found = _text_tables(text)[2]
     return found and nonblank >= MIN_FIXED_RECORDS + 1 and covered * 5 >= nonblank * 3
 
 # %% ../nbs/03_detect.ipynb #40d7699e

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, summary_string,
                                       keep_non_redundant_or_fallback, query_fill, row_fields)
-from ..detect import fixed_blocks, text_fixed_blocks, utf8_text, FixedTable, path_lines
+from ..detect import fixed_blocks, text_fixed_blocks, text_block_spans, utf8_text, FixedTable, path_lines
 from ..signals import OUTPUT, forced_signals, signal_flags
 
 # %% ../../nbs/23_compressors_listing.ipynb #c19b2324
@@ -135,15 +135,19 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
     if is_caveman_view(body): return None
     try: text = utf8_text(body)                         # detection's decoding of these bytes, when it made one
     except UnicodeDecodeError: return None
-    lines = text.split('\n')
     crlf = crlf_majority(body)
-    out, pos, elided = [], 0, 0
-    blocks = text_fixed_blocks(text)                    # detection's reading of this text, when it made one
-    is_ls = [t is not None and all(ls_row(lines[a + i]) for i in t.records) for a, b, t in blocks]
-    recursive = sum(is_ls) > 1                          # `ls -lR`: one `ls -l` table per directory
-    for (a, b, t), ls in zip(blocks, is_ls):
-        out += lines[pos:a]; pos = b
-        block = lines[a:b]
+    blocks, spans = text_fixed_blocks(text), text_block_spans(text)   # detection's reading of this text, when it made one
+    lines_of = lambda k: text[spans[k][0]:spans[k][1]].split('\n')   # one block's lines at a time, not a list of every line
+    is_ls = lambda k: blocks[k][2] is not None and all(ls_row(lines_of(k)[i]) for i in blocks[k][2].records)
+    found = filter(is_ls, range(len(blocks)))                     # read until a second `ls -l` block is found
+    recursive = next(found, None) is not None and next(found, None) is not None   # `ls -lR`: one `ls -l` table per directory
+    out, done, pos, elided = [], [], 0, 0
+    for (a, b, t), (s, e) in zip(blocks, spans):
+        if len(out) >= 4096: done.append('\n'.join(out).encode('utf-8')); out = []   # the view encoded as it grows
+        if s > pos: out += text[pos:s - 1].split('\n')        # the blank lines before the block
+        pos = e + 1
+        block = text[s:e].split('\n')
+        ls = t is not None and all(ls_row(block[i]) for i in t.records)
         by_ls = ls and recursive
         if t is None or len(t.records) < (MIN_LS_RECORDS if by_ls else MIN_RECORDS): out += block; continue
         recs = [block[i].rstrip('\r') for i in t.records]
@@ -153,13 +157,12 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         for i, k, f in zip(t.records, rk, flags): keep[i], sig[i] = k, f
         shown, n = elide_runs(block, keep, 'rows', ls_fields if ls else table_fields(block, t), crlf, signals=sig)
         out += shown; elided += n
-    out += lines[pos:]
-    lines = block = None                                # the elided rows go before the view is joined
+    if pos <= len(text): out += text[pos:].split('\n')
     if not elided: return None
     if elided >= CONTRACT_MIN_ELIDED:
         tail = [out.pop()] if out and out[-1] == '' else []
         out += [contract_line('rows') + ('\r' if crlf else '')] + tail
-    res = b'\n'.join(['\n'.join(out[k:k + 4096]).encode('utf-8') for k in range(0, len(out), 4096)])   # a marker's `…` would make one whole-view str of 2-byte characters, and its encoding reserve 3 bytes a character
+    res = b'\n'.join(done + ['\n'.join(out).encode('utf-8')])   # in pieces: a marker's `…` would make one whole-view str of 2-byte characters, and its encoding reserve 3 bytes a character
     return res if len(res) < len(body) else None
 
 TABLE_COMPRESSOR = Compressor('table', compress_fixed, method='table', query_aware=True)
