@@ -10,7 +10,7 @@ __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_
            'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter',
            'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses',
            'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'text_fixed_blocks',
-           'forget_payloads', 'path_lines', 'config_kind', 'bounded_sample', 'detect']
+           'text_block_spans', 'utf8_text', 'forget_payloads', 'path_lines', 'config_kind', 'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -530,7 +530,7 @@ def classify_config(data: bytes, block_scalars: bool = True) -> str | None:
     return 'yaml' if _yaml_shaped(_LineCounts(framed).without(_line_spans(data, (i for a, b in spans for i in range(a + 1, b + 1))))) else None
 
 # %% ../nbs/03_detect.ipynb #dc1449c2
-@dataclass
+@dataclass(slots=True)                     # one per block of a payload: no per-instance dict
 class FixedTable:
     "A fixed-width table inside a block of lines: `header` (index into the block's lines, or None), `records` (indices of aligned record lines), column `spans` (character `(start, end)`, the last end None) and unique column `names`."
     header: int | None
@@ -547,34 +547,54 @@ MIN_FIXED_RECORDS, MIN_FIXED_COLUMNS, MAX_FIXED_WIDTH = 3, 3, 1024
 _TOKEN = re.compile(r'[^ \t\r]+')
 _LS_ENTRY = re.compile(r'[-dlcbpsD][rwxsStT-]{9}[.+@]?[ ]+\d')
 LS_COLUMNS = ('mode', 'links', 'owner', 'group', 'size', 'month', 'day', 'time', 'name')
+_FILL = bytes(0 if b in (0x20, 0x09, 0x0d) else 1 for b in range(256))   # a token byte -> 1, a blank one -> 0
 
-def _gap_runs(lines: list[str]) -> list[tuple[int, int]]:
-    "Runs `[a, b)` of column positions blank in >= 95% of the lines that reach them (and reached by half), not at the line start; each shrunk to its positions no line fills, when it has any."
+def _lanes(line: str) -> int:
+    "The fill of `line` (str) over its first `MAX_FIXED_WIDTH` characters: an int whose byte k (little-endian) is 1 when character k belongs to a token (a run of characters other than space, tab, CR), else 0."
+    cut = line[:MAX_FIXED_WIDTH]
+    if cut.isascii(): return int.from_bytes(cut.encode('ascii').translate(_FILL), 'little')
+    x = 0
+    for m in _TOKEN.finditer(cut):
+        a, b = m.span(); x |= int.from_bytes(b'\x01' * (b - a), 'little') << (8 * a)
+    return x
+
+def _span_lanes(a: int, b: int) -> int:
+    "The int with byte k = 1 for each position `a <= k < b` (the `_lanes` form of a run of columns)."
+    return int.from_bytes(b'\x01' * (b - a), 'little') << (8 * a)
+
+# %% ../nbs/03_detect.ipynb #4daa565f
+from functools import reduce
+from itertools import accumulate
+from operator import or_, sub
+_EMPTY = re.compile(b'\x00+')
+_GAP, _STRICT = re.compile(r'[12]+'), re.compile(r'2+')
+
+def _gap_runs(lines: list[str], lanes: list[int] | None = None) -> list[tuple[int, int]]:
+    "Runs `[a, b)` of column positions blank in >= 95% of the lines that reach them (and reached by half), not at the line start; each shrunk to its positions no line fills, when it has any. `lanes`: the lines' `_lanes`, when already made."
+    if lanes is None: lanes = [_lanes(l) for l in lines]
     width = min(max(map(len, lines)), MAX_FIXED_WIDTH)
-    filled, reach = [0] * (width + 1), [0] * (width + 1)
-    for line in lines:
-        reach[0] += 1; reach[min(len(line), width)] -= 1
-        for m in _TOKEN.finditer(line, 0, width):
-            filled[m.start()] += 1; filled[m.end()] -= 1
-    runs, f, r, start, strict = [], 0, 0, None, []
-    half = (len(lines) + 1) // 2
-    for p in range(width + 1):
-        if p < width: f += filled[p]; r += reach[p]
-        gap = p < width and r >= half and f * 20 <= r and p > 0
-        if gap:
-            if start is None: start, strict = p, []
-            if f == 0: strict.append(p)
-        elif start is not None:
-            if start > 0:
-                if strict:                                         # the longest stretch no line fills
-                    best, cur = (strict[0], strict[0] + 1), (strict[0], strict[0] + 1)
-                    for q in strict[1:]:
-                        cur = (cur[0], q + 1) if q == cur[1] else (q, q + 1)
-                        if cur[1] - cur[0] > best[1] - best[0]: best = cur
-                    runs.append(best)
-                else: runs.append((start, p))
-            start = None
-    lead = min((m.start() for l in lines if (m := _TOKEN.search(l))), default=0)
+    n = len(lines); half = (n + 1) // 2
+    reach = min(sorted(map(len, lines), reverse=True)[half - 1], width)   # the positions below it are reached by half the lines
+    if n < 20:                                                           # f * 20 <= r < 20: no line fills a gap
+        cols = reduce(or_, lanes, 0).to_bytes(width, 'little')
+        filled = cols.lstrip(b'\x00')
+        lead = width - len(filled) if filled else None
+        runs = [m.span() for m in _EMPTY.finditer(cols, 1, reach)]
+    else:
+        counts = [0] * width
+        for c in range(0, n, 255):                                       # a byte counts up to 255 lines
+            counts = [x + y for x, y in zip(counts, sum(lanes[c:c + 255]).to_bytes(width, 'little'))]
+        ends = [0] * (width + 1)
+        for l in lines: ends[min(len(l), width)] += 1
+        left = list(accumulate(ends[:reach], sub, initial=n))[1:]       # lines longer than each position
+        marks = ''.join(['0' if f * 20 > r else '2' if f == 0 else '1' for f, r in zip(counts, left)])
+        runs = []
+        for m in _GAP.finditer(marks, 1):
+            best = max(_STRICT.finditer(marks, m.start(), m.end()), key=lambda s: s.end() - s.start(), default=None)
+            runs.append(m.span() if best is None else best.span())
+        lead = next((p for p, f in enumerate(counts) if f), None)
+    if lead is None:                                                     # no token starts below the width: no run is past the line start
+        lead = MAX_FIXED_WIDTH if any(l.strip(' \t\r') for l in lines) else 0
     return [(a, b) for a, b in runs if a > lead]
 
 # %% ../nbs/03_detect.ipynb #90692ceb
@@ -595,8 +615,9 @@ MAX_PREAMBLE = 6
 
 def fixed_table(lines: list[str]) -> FixedTable | None:
     "The fixed-width table of a block of non-blank lines (str, no line ends), or None: fewer than 3 columns or 3 records, or under 90% of the lines from the first aligned one aligned. Up to 6 leading lines (a legend, `total 16`) may stay outside the columns."
+    lanes = [_lanes(l) for l in lines]                        # read once for every preamble tried
     for skip in range(min(MAX_PREAMBLE, len(lines) - MIN_FIXED_RECORDS) + 1):
-        t = _fixed_table(lines[skip:])
+        t = _fixed_table(lines[skip:], lanes[skip:])
         if t is not None:
             return FixedTable(None if t.header is None else t.header + skip, [i + skip for i in t.records], t.spans, t.names)
     return None
@@ -604,14 +625,17 @@ def fixed_table(lines: list[str]) -> FixedTable | None:
 # %% ../nbs/03_detect.ipynb #79e88897
 _RULE_LINE = re.compile(r'[-=+|:_ ]*[-=_][-=+|:_ ]*')
 
-def _fixed_table(lines: list[str]) -> FixedTable | None:
+def _fixed_table(lines: list[str], lanes: list[int] | None = None) -> FixedTable | None:
     if len(lines) < MIN_FIXED_RECORDS: return None
+    if lanes is None: lanes = [_lanes(l) for l in lines]
     rule = [_RULE_LINE.fullmatch(l) is not None for l in lines]       # `+++-===-===`, `---- -----`: drawn, not data
     if len(lines) - sum(rule) < MIN_FIXED_RECORDS: return None
-    runs = _gap_runs([l for l, r in zip(lines, rule) if not r])
+    data = [i for i, r in enumerate(rule) if not r]
+    runs = _gap_runs([lines[i] for i in data], [lanes[i] for i in data])
     if len(runs) < MIN_FIXED_COLUMNS - 1: return None
     spans = [(0, runs[0][0])] + [(runs[i][1], runs[i + 1][0]) for i in range(len(runs) - 1)] + [(runs[-1][1], None)]
-    aligned = [not r and _aligned(l, runs) for l, r in zip(lines, rule)]
+    gaps = sum(_span_lanes(a, b) for a, b in runs)                   # `_aligned` of every line at once
+    aligned = [not r and not x & gaps for x, r in zip(lanes, rule)]
     first = aligned.index(True) if True in aligned else len(lines)
     if sum(aligned) * 10 < 9 * (len(lines) - first - sum(rule[first:])): return None
     cells = {i: [l[a:b].strip(' \t\r') for a, b in spans] for i, l in enumerate(lines) if aligned[i]}
@@ -634,24 +658,16 @@ _LS_TOTAL = re.compile(r'total \d[\d.,]*[KMGT]?\Z')
 
 def fixed_blocks(lines: list[str]) -> list[tuple[int, int, FixedTable | None]]:
     "The blocks of non-blank `lines` (str, no line ends) as `(start, end, table)`: half-open line ranges, with the block's `fixed_table` or None."
-    out, start = [], None
+    out, start, shapes = [], None, {}
     for i, line in enumerate(lines + ['']):
         if line.strip(' \t\r'):
             if start is None: start = i
         elif start is not None:
-            out.append((start, i, fixed_table([l.rstrip('\r') for l in lines[start:i]]))); start = None
+            t = fixed_table([l.rstrip('\r') for l in lines[start:i]])
+            if t is not None:                              # blocks of one layout share its spans and names (a table per directory)
+                t.spans, t.names = shapes.setdefault(tuple(t.spans), t.spans), shapes.setdefault(tuple(t.names), t.names)
+            out.append((start, i, t)); start = None
     return out
-
-# %% ../nbs/03_detect.ipynb #011dd3d4
-@lru_cache(maxsize=1)
-def text_fixed_blocks(text: str) -> list[tuple[int, int, FixedTable | None]]:
-    "`fixed_blocks(text.split('\\n'))` for `text` (str), the last text's answer kept."
-    return fixed_blocks(text.split('\n'))
-
-# %% ../nbs/03_detect.ipynb #00a2f80f
-def forget_payloads() -> None:
-    "Empty the one-payload caches (`parse_table`, `_yaml_extents`, `text_fixed_blocks`) so nothing of the last payload (bytes, text or parse) stays alive after a call."
-    parse_table.cache_clear(); _yaml_extents.cache_clear(); text_fixed_blocks.cache_clear()
 
 # %% ../nbs/03_detect.ipynb #36a4d044
 def _table_share(lines: list[str], blocks=None) -> tuple[int, int, bool]:
@@ -664,6 +680,43 @@ def _table_share(lines: list[str], blocks=None) -> tuple[int, int, bool]:
         any_table = any_table or t is not None
         covered += sum(1 for k, l in enumerate(block) if k in rows or _LS_ENTRY.match(l) or _is_dir_heading(l) or _LS_TOTAL.match(l))
     return covered, nonblank, any_table
+
+# %% ../nbs/03_detect.ipynb #b6262e64
+_BLOCK = re.compile(r'(?m)^[ \t\r]*[^ \t\r\n][^\n]*(?:\n[ \t\r]*[^ \t\r\n][^\n]*)*')   # a run of lines that hold more than space, tab, CR
+
+@lru_cache(maxsize=1)
+def _text_tables(text: str):
+    "(`fixed_blocks(text.split('\\n'))`, the blocks' character spans `(start, end)` in `text`, `_table_share`) of `text` (str), read a block at a time (no list of every line); the last text's answer kept."
+    blocks, spans, shapes, line, pos, covered, nonblank, found = [], [], {}, 0, 0, 0, 0, False
+    for m in _BLOCK.finditer(text):
+        s, e = m.span()
+        line += text.count('\n', pos, s); pos = s
+        lines = text[s:e].split('\n')
+        t = fixed_table([l.rstrip('\r') for l in lines])
+        if t is not None:                                  # blocks of one layout share its spans and names (a table per directory)
+            t.spans, t.names = shapes.setdefault(tuple(t.spans), t.spans), shapes.setdefault(tuple(t.names), t.names)
+        blocks.append((line, line + len(lines), t)); spans.append((s, e))
+        c, nb, f = _table_share(lines, [(0, len(lines), t)])
+        covered, nonblank, found = covered + c, nonblank + nb, found or f
+    return blocks, spans, (covered, nonblank, found)
+
+def text_fixed_blocks(text: str) -> list[tuple[int, int, FixedTable | None]]:
+    "`fixed_blocks(text.split('\\n'))` for `text` (str), the last text's answer kept."
+    return _text_tables(text)[0]
+
+def text_block_spans(text: str) -> list[tuple[int, int]]:
+    "The character spans `(start, end)` in `text` of the blocks of `text_fixed_blocks(text)`: a block's lines are `text[start:end].split('\\n')`."
+    return _text_tables(text)[1]
+
+@lru_cache(maxsize=1)
+def utf8_text(body: bytes) -> str:
+    "`body.decode('utf-8')` (raises `UnicodeDecodeError` as it does), the last payload's text kept."
+    return body.decode('utf-8')
+
+# %% ../nbs/03_detect.ipynb #00a2f80f
+def forget_payloads() -> None:
+    "Empty the one-payload caches (`parse_table`, `_yaml_extents`, `text_fixed_blocks`, `utf8_text`) so nothing of the last payload (bytes, text or parse) stays alive after a call."
+    parse_table.cache_clear(); _yaml_extents.cache_clear(); _text_tables.cache_clear(); utf8_text.cache_clear()
 
 # %% ../nbs/03_detect.ipynb #3e91705a
 def _head_lines(body: bytes, n: int) -> list[str] | None:
@@ -682,10 +735,9 @@ def _is_table(body: bytes) -> bool:
     if head is None: return False
     covered, nonblank, found = _table_share(head)
     if not found or covered * 5 < nonblank * 3: return False
-    try: text = body.decode('utf-8')
+    try: text = utf8_text(body)
     except UnicodeDecodeError: return False
-    lines = text.split('\n')
-    if len(lines) > len(head): covered, nonblank, found = _table_share(lines, text_fixed_blocks(text))
+    if text.count('\n') + 1 > len(head): covered, nonblank, found = _text_tables(text)[2]
     return found and nonblank >= MIN_FIXED_RECORDS + 1 and covered * 5 >= nonblank * 3
 
 # %% ../nbs/03_detect.ipynb #40d7699e

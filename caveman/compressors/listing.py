@@ -5,16 +5,16 @@
 # %% auto #0
 __all__ = ['FLAG_WORDS', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'NUMERIC_SHARE', 'LS_FIELDS', 'MIN_LS_RECORDS', 'LS_HEAD', 'LS_TAIL',
            'MIN_RECORDS', 'TABLE_COMPRESSOR', 'RUN_HEAD', 'RUN_TAIL', 'LISTING_COMPRESSOR', 'COMPRESSORS',
-           'record_keep', 'named_columns', 'record_fields', 'ls_fields', 'header_above', 'table_fields',
+           'record_keep', 'named_columns', 'record_fields', 'ls_row', 'ls_fields', 'header_above', 'table_fields',
            'ls_record_keep', 'compress_fixed', 'path_fields', 'compress_listing']
 
 # %% ../../nbs/23_compressors_listing.ipynb #5875cfda
 import posixpath
 from collections.abc import Sequence
 
-from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs,
+from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, summary_string,
                                       keep_non_redundant_or_fallback, query_fill, row_fields)
-from ..detect import fixed_blocks, text_fixed_blocks, FixedTable, path_lines
+from ..detect import fixed_blocks, text_fixed_blocks, text_block_spans, utf8_text, FixedTable, path_lines
 from ..signals import OUTPUT, forced_signals, signal_flags
 
 # %% ../../nbs/23_compressors_listing.ipynb #c19b2324
@@ -58,7 +58,6 @@ def record_fields(table: FixedTable, line: str) -> list[tuple[str, str]]:
             if not any(ch.isspace() for ch in n) and (headed or any(ch.isalnum() for ch in c))]
 
 # %% ../../nbs/23_compressors_listing.ipynb #39770850
-from functools import lru_cache
 _LS_RECORD = re.compile(
     r'(?P<mode>[-dlcbpsD][rwxsStT-]{9}[.+@]?) +(?P<links>\d+) +(?P<owner>\S+) +(?P<group>\S+) +'
     r'(?:(?P<major>\d+), *(?P<minor>\d+)|(?P<size>\d[\d.,]*[KMGTPEZY]?)) +'
@@ -67,20 +66,25 @@ _LS_RECORD = re.compile(
 LS_FIELDS = ('mode', 'links', 'owner', 'group', 'size', 'major', 'minor', 'month', 'day', 'date', 'time', 'year', 'zone',
              'name', 'target')
 
+def ls_row(line: str) -> 're.Match | None':
+    "The match of `ls`'s grammar on one row `line` (str, a trailing CR ignored), or None when it is no `ls -l` row."
+    return _LS_RECORD.fullmatch(line.rstrip('\r'))
+
 def ls_fields(line: str) -> list[tuple[str, str]] | None:
     "The summary fields (`row_fields` form, in `LS_FIELDS` order) of one `ls -l` row `line` (str) read by `ls`'s grammar, only those the row has; None when `line` is no `ls -l` row."
-    f = _ls_fields(line)
-    return None if f is None else list(f)
-
-@lru_cache(maxsize=4096)       # one row is read up to four times in a call (is it `ls`, keep, summary fields): once is enough
-def _ls_fields(line: str) -> tuple[tuple[str, str], ...] | None:
-    m = _LS_RECORD.fullmatch(line.rstrip('\r'))
+    m = ls_row(line)
     if m is None: return None
-    f = {k: v for k, v in m.groupdict().items() if v is not None}
-    if 'clock' in f: f['time'] = f.pop('clock')
-    if f['mode'].startswith('l') and ' -> ' in f['name']: f['name'], f['target'] = f['name'].split(' -> ', 1)
-    names = [n for n in LS_FIELDS if f.get(n)]
-    return tuple(row_fields(names, [f[n] for n in names]))
+    f = m.groupdict()
+    if f['clock'] is not None: f['time'] = f['clock']
+    name = f['name']
+    f['target'] = None
+    if f['mode'][0] == 'l' and ' -> ' in name: f['name'], f['target'] = name.split(' -> ', 1)
+    out = []
+    for n in LS_FIELDS:                                  # `row_fields` of the fields the row has, inline
+        if v := f[n]:
+            v = v.strip()
+            out.append((n, summary_string(v) if v else ''))
+    return out
 
 # %% ../../nbs/23_compressors_listing.ipynb #c35d9054
 _RULE = re.compile(r'[-=+|:_ ]*[-=_][-=+|:_ ]*')
@@ -98,8 +102,7 @@ def header_above(block: Sequence[str], table: FixedTable) -> list[str] | None:
 # %% ../../nbs/23_compressors_listing.ipynb #2b4b4a04
 def table_fields(block: Sequence[str], table: FixedTable):
     "The summary-field function (record line -> `row_fields` pairs) for the records of `table` in `block` (str lines): `ls_fields`, names from `header_above`, or `record_fields`."
-    recs = [block[i].rstrip('\r') for i in table.records]
-    if all(ls_fields(r) is not None for r in recs): return ls_fields
+    if all(ls_row(block[i]) for i in table.records): return ls_fields
     names = header_above(block, table)
     if names is None: return lambda l: record_fields(table, l.rstrip('\r'))
     return lambda l: [(n, v) for n, v in row_fields(names, table.cells(l.rstrip('\r'))) if not any(ch.isspace() for ch in n)]
@@ -107,12 +110,18 @@ def table_fields(block: Sequence[str], table: FixedTable):
 # %% ../../nbs/23_compressors_listing.ipynb #e5b4aec7
 MIN_LS_RECORDS, LS_HEAD, LS_TAIL = 4, 1, 1
 
+def _ls_file(m) -> bool:
+    "True when the `ls_row` match `m` is an entry that is neither `.`, `..` nor a directory (None: no entry)."
+    if m is None or m['mode'][0] == 'd': return False
+    name = m['name']
+    if m['mode'][0] == 'l' and ' -> ' in name: name = name.split(' -> ', 1)[0]
+    return name.strip() not in ('.', '..')
+
 def ls_record_keep(recs: Sequence[str], query: str = '', signals: Sequence | None = None) -> list[bool]:
     "Keep flags for the `ls -l` records `recs` (str lines) of one block of a recursive listing: the first `LS_HEAD` and last `LS_TAIL` entries that are neither `.`, `..` nor a directory, flagged and signal rows (first copies), query matches."
     signals = signal_flags(list(recs), OUTPUT) if signals is None else signals
     keep = [_FLAGGED.search(t) is not None or f for t, f in zip(recs, forced_signals(list(recs), signals))]
-    fields = [dict(ls_fields(r) or ()) for r in recs]
-    files = [i for i, f in enumerate(fields) if f.get('name') not in ('"."', '".."') and not f.get('mode', '"d').startswith('"d')]
+    files = [i for i, r in enumerate(recs) if _ls_file(ls_row(r))]
     for i in [*files[:LS_HEAD], *files[max(0, len(files) - LS_TAIL):]]: keep[i] = True
     if query: keep = query_fill(list(recs), keep, query, QUERY_LIMIT)
     return keep
@@ -124,17 +133,21 @@ MIN_RECORDS = HEAD + TAIL + 2
 def compress_fixed(body: bytes, query: str = '') -> bytes | None:
     "Fixed-width table bytes (UTF-8) -> the same tables with runs of records elided behind `… N rows elided (caveman): FACTS …` lines (`record_keep`, or `ls_record_keep` for the blocks of a recursive `ls -l` listing); header, layout and every non-record line kept; None when declined."
     if is_caveman_view(body): return None
-    try: text = body.decode('utf-8')
+    try: text = utf8_text(body)                         # detection's decoding of these bytes, when it made one
     except UnicodeDecodeError: return None
-    lines = text.split('\n')
     crlf = crlf_majority(body)
-    out, pos, elided = [], 0, 0
-    blocks = text_fixed_blocks(text)                    # detection's reading of this text, when it made one
-    is_ls = [t is not None and all(ls_fields(lines[a + i].rstrip('\r')) is not None for i in t.records) for a, b, t in blocks]
-    recursive = sum(is_ls) > 1                          # `ls -lR`: one `ls -l` table per directory
-    for (a, b, t), ls in zip(blocks, is_ls):
-        out += lines[pos:a]; pos = b
-        block = lines[a:b]
+    blocks, spans = text_fixed_blocks(text), text_block_spans(text)   # detection's reading of this text, when it made one
+    lines_of = lambda k: text[spans[k][0]:spans[k][1]].split('\n')   # one block's lines at a time, not a list of every line
+    is_ls = lambda k: blocks[k][2] is not None and all(ls_row(lines_of(k)[i]) for i in blocks[k][2].records)
+    found = filter(is_ls, range(len(blocks)))                     # read until a second `ls -l` block is found
+    recursive = next(found, None) is not None and next(found, None) is not None   # `ls -lR`: one `ls -l` table per directory
+    out, done, pos, elided = [], [], 0, 0
+    for (a, b, t), (s, e) in zip(blocks, spans):
+        if len(out) >= 4096: done.append('\n'.join(out).encode('utf-8')); out = []   # the view encoded as it grows
+        if s > pos: out += text[pos:s - 1].split('\n')        # the blank lines before the block
+        pos = e + 1
+        block = text[s:e].split('\n')
+        ls = t is not None and all(ls_row(block[i]) for i in t.records)
         by_ls = ls and recursive
         if t is None or len(t.records) < (MIN_LS_RECORDS if by_ls else MIN_RECORDS): out += block; continue
         recs = [block[i].rstrip('\r') for i in t.records]
@@ -142,14 +155,14 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         rk = ls_record_keep(recs, query, flags) if by_ls else record_keep([t.cells(r) for r in recs], recs, query, flags)
         keep, sig = [True] * len(block), [None] * len(block)
         for i, k, f in zip(t.records, rk, flags): keep[i], sig[i] = k, f
-        shown, n = elide_runs(block, keep, 'rows', table_fields(block, t), crlf, signals=sig)
+        shown, n = elide_runs(block, keep, 'rows', ls_fields if ls else table_fields(block, t), crlf, signals=sig)
         out += shown; elided += n
-    out += lines[pos:]
+    if pos <= len(text): out += text[pos:].split('\n')
     if not elided: return None
     if elided >= CONTRACT_MIN_ELIDED:
         tail = [out.pop()] if out and out[-1] == '' else []
         out += [contract_line('rows') + ('\r' if crlf else '')] + tail
-    res = '\n'.join(out).encode('utf-8')
+    res = b'\n'.join(done + ['\n'.join(out).encode('utf-8')])   # in pieces: a marker's `…` would make one whole-view str of 2-byte characters, and its encoding reserve 3 bytes a character
     return res if len(res) < len(body) else None
 
 TABLE_COMPRESSOR = Compressor('table', compress_fixed, method='table', query_aware=True)
