@@ -656,6 +656,12 @@ def _is_dir_heading(line: str) -> bool: return line.endswith(':') and ' ' not in
 # %% ../nbs/03_detect.ipynb #dbc348d4
 _LS_TOTAL = re.compile(r'total \d[\d.,]*[KMGT]?\Z')
 
+def _block_table(lines: list[str], shapes: dict) -> FixedTable | None:
+    "The `fixed_table` of one block's lines (str, CR ends allowed), its spans and names the objects of an earlier block of the same layout (`shapes`, filled as it goes)."
+    t = fixed_table([l.rstrip('\r') for l in lines])
+    if t is not None: t.spans, t.names = shapes.setdefault(tuple(t.spans), t.spans), shapes.setdefault(tuple(t.names), t.names)
+    return t
+
 def fixed_blocks(lines: list[str]) -> list[tuple[int, int, FixedTable | None]]:
     "The blocks of non-blank `lines` (str, no line ends) as `(start, end, table)`: half-open line ranges, with the block's `fixed_table` or None."
     out, start, shapes = [], None, {}
@@ -663,10 +669,7 @@ def fixed_blocks(lines: list[str]) -> list[tuple[int, int, FixedTable | None]]:
         if line.strip(' \t\r'):
             if start is None: start = i
         elif start is not None:
-            t = fixed_table([l.rstrip('\r') for l in lines[start:i]])
-            if t is not None:                              # blocks of one layout share its spans and names (a table per directory)
-                t.spans, t.names = shapes.setdefault(tuple(t.spans), t.spans), shapes.setdefault(tuple(t.names), t.names)
-            out.append((start, i, t)); start = None
+            out.append((start, i, _block_table(lines[start:i], shapes))); start = None
     return out
 
 # %% ../nbs/03_detect.ipynb #36a4d044
@@ -692,9 +695,7 @@ def _text_tables(text: str):
         s, e = m.span()
         line += text.count('\n', pos, s); pos = s
         lines = text[s:e].split('\n')
-        t = fixed_table([l.rstrip('\r') for l in lines])
-        if t is not None:                                  # blocks of one layout share its spans and names (a table per directory)
-            t.spans, t.names = shapes.setdefault(tuple(t.spans), t.spans), shapes.setdefault(tuple(t.names), t.names)
+        t = _block_table(lines, shapes)
         blocks.append((line, line + len(lines), t)); spans.append((s, e))
         c, nb, f = _table_share(lines, [(0, len(lines), t)])
         covered, nonblank, found = covered + c, nonblank + nb, found or f

@@ -12,7 +12,7 @@ __all__ = ['FLAG_WORDS', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'NUMERIC_SHARE', 'LS_FIE
 import posixpath
 from collections.abc import Sequence
 
-from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs, summary_string,
+from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs,
                                       keep_non_redundant_or_fallback, query_fill, row_fields)
 from ..detect import fixed_blocks, text_fixed_blocks, text_block_spans, utf8_text, FixedTable, path_lines
 from ..signals import OUTPUT, forced_signals, signal_flags
@@ -79,12 +79,8 @@ def ls_fields(line: str) -> list[tuple[str, str]] | None:
     name = f['name']
     f['target'] = None
     if f['mode'][0] == 'l' and ' -> ' in name: f['name'], f['target'] = name.split(' -> ', 1)
-    out = []
-    for n in LS_FIELDS:                                  # `row_fields` of the fields the row has, inline
-        if v := f[n]:
-            v = v.strip()
-            out.append((n, summary_string(v) if v else ''))
-    return out
+    names = [n for n in LS_FIELDS if f[n]]
+    return row_fields(names, [f[n] for n in names])
 
 # %% ../../nbs/23_compressors_listing.ipynb #c35d9054
 _RULE = re.compile(r'[-=+|:_ ]*[-=_][-=+|:_ ]*')
@@ -137,8 +133,10 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
     except UnicodeDecodeError: return None
     crlf = crlf_majority(body)
     blocks, spans = text_fixed_blocks(text), text_block_spans(text)   # detection's reading of this text, when it made one
-    lines_of = lambda k: text[spans[k][0]:spans[k][1]].split('\n')   # one block's lines at a time, not a list of every line
-    is_ls = lambda k: blocks[k][2] is not None and all(ls_row(lines_of(k)[i]) for i in blocks[k][2].records)
+    def is_ls(k: int) -> bool:                                    # one block's lines at a time, split once: not a list of every line
+        if (t := blocks[k][2]) is None: return False
+        block = text[spans[k][0]:spans[k][1]].split('\n')
+        return all(ls_row(block[i]) for i in t.records)
     found = filter(is_ls, range(len(blocks)))                     # read until a second `ls -l` block is found
     recursive = next(found, None) is not None and next(found, None) is not None   # `ls -lR`: one `ls -l` table per directory
     out, done, pos, elided = [], [], 0, 0
