@@ -10,7 +10,7 @@ __all__ = ['gateway_file', 'movable', 'move_behind', 'move_back', 'plan', 'permi
 import hashlib, json, os, re, shutil
 from pathlib import Path
 from . import hooks
-from .hooks import HookError, SERVER_NAME, _read
+from .hooks import HookError, SERVER_NAME, settings_text
 from .policy import caveman_home
 
 def gateway_file(scope: str, project: str = '.', cv_home: str | None = None) -> Path:
@@ -83,7 +83,7 @@ def move_back(servers: dict, cfg: dict) -> tuple[dict, list[str]]:
 
 # %% ../nbs/63b_gateway_install.ipynb #137d25ab
 def _read_config(path: Path) -> dict | None:
-    try: text = _read(path)
+    try: text = settings_text(path)
     except FileNotFoundError: return None
     except OSError as e: raise HookError(f'cannot read {path}: {e.strerror or e}') from None
     try: cfg = json.loads(text)
@@ -116,9 +116,9 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     mcp = mcp and not blocked
     if on and not mcp: raise HookError('--gateway needs the caveman MCP server: drop --no-mcp')
     changes = [c for c in hooks.plan(install, scope, project, home, mcp=mcp) if c[0] != mcp_file]
-    old = _read(mcp_file) if mcp_file.exists() else ''
-    doc = hooks._load(mcp_file)
-    plain = {'type': 'stdio', 'command': hooks._exe('caveman-mcp'), 'args': list(hooks.SERVER_ARGS), 'env': {}} if install and mcp else None
+    old = settings_text(mcp_file) if mcp_file.exists() else ''
+    doc = hooks.load_settings(mcp_file)
+    plain = {'type': 'stdio', 'command': hooks.console_script('caveman-mcp'), 'args': list(hooks.SERVER_ARGS), 'env': {}} if install and mcp else None
     new, notes, cfg2 = json.loads(json.dumps(doc)), [], None
     if blocked: notes.append(f'caveman-mcp not registered: {blocked}, so the model would have no caveman_retrieve; '
                              'the hook makes lossless views only (no --recovery)')
@@ -141,7 +141,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
         elif 'caveman-mcp' in str((back.get(SERVER_NAME) or {}).get('command', '')): back.pop(SERVER_NAME)
         if back or not (cfg.get('installed') or {}).get('absent'): node[key[-1]] = back
         else: node.pop(key[-1], None); hooks.prune(new, key)
-        changes.append((gfile, _read(gfile), None))
+        changes.append((gfile, settings_text(gfile), None))
     else: new = hooks.merge_server(doc, key, plain)
     if c := hooks.finish(mcp_file, old, new, install): changes.append(c)
     if on: notes += scope_permission_notes(project, home, [n for n in (cfg2 or {}).get('mcpServers', {})])
@@ -179,7 +179,7 @@ def scope_permission_notes(project: str, home: str, moved: list[str]) -> list[st
     files = dict.fromkeys([Path(home) / '.claude' / 'settings.json', Path(project).resolve() / '.claude' / 'settings.json',
                            Path(project).resolve() / '.claude' / 'settings.local.json'])
     def load(f):
-        try: return hooks._load(f)
+        try: return hooks.load_settings(f)
         except HookError: return {}               # an unreadable file names no rule we could read
     return [n for f in files for n in permission_notes(load(f), moved, str(f))]
 
@@ -199,7 +199,7 @@ def _private_dirs(d: Path) -> None:
 
 def _write_private(p: Path, text: str) -> str:
     _private_dirs(p.parent)
-    b = hooks._backup(p)                       # numbered, never overwritten; its mode is the config's (0600)
+    b = hooks.backup_settings(p)                       # numbered, never overwritten; its mode is the config's (0600)
     tmp = p.with_name(p.name + '.caveman.tmp')
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w', encoding='utf-8') as f: f.write(text)
     os.replace(tmp, p)

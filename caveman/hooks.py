@@ -8,10 +8,10 @@ __all__ = ['MAX_RETRIEVE_CHARS', 'MIN_LOSSY_SAVING', 'MIN_MAX_CHARS', 'PERSISTED
            'MANAGED_SETTINGS', 'SETTINGS_DIRS', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL',
            'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'is_caveman_tool', 'wants', 'handle_line',
            'keeps_lines', 'compress_text', 'fit_view', 'ShapeError', 'caveman_servers', 'no_view', 'claude_code',
-           'run_hook', 'cursor', 'hook_main', 'is_our_hook', 'settings_files', 'merge_hook', 'merge_server', 'prune',
-           'finish', 'mcp_blocked', 'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan',
-           'codex_command', 'codex', 'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits',
-           'install_codex', 'install_host']
+           'run_hook', 'cursor', 'hook_main', 'console_script', 'is_our_hook', 'settings_files', 'merge_hook',
+           'merge_server', 'prune', 'settings_text', 'load_settings', 'backup_settings', 'finish', 'mcp_blocked',
+           'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex',
+           'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import json, os, sys
@@ -83,48 +83,53 @@ def _cut_original(text: str, room: int, records: bytes | None = None, records_no
     return fit_view(nl(records.decode('utf-8', 'surrogatepass')), room - len(tail)) + tail
 
 # %% ../nbs/63_hooks.ipynb #4bc81b59
-def _keep_original(data: bytes, content_type: str) -> str:
-    "Put `data` (the original output's bytes) in the recovery store; returns its handle; raises `HookError` when the store cannot be opened or refuses it."
+def _open_hook_store():
+    "The recovery store the hook's handles point into (`ccr.open_store(None)`, directories created), open; raises `HookError` when it cannot be opened."
     from caveman import ccr
-    try:
-        store = ccr.open_store(None, create_dirs=True)
-        try: return store.put(data, content_type=content_type, compressor='hook cut')
-        finally: store.close()
+    try: return ccr.open_store(None, create_dirs=True)
+    except Exception as e: raise HookError(f'cannot open the recovery store: {e}') from None
+
+# %% ../nbs/63_hooks.ipynb #f751f4d1
+def _keep_original(store, data: bytes, content_type: str) -> str:
+    "Put `data` (the original output's bytes) in `store` (an open recovery store); returns its handle; raises `HookError` when the store refuses it."
+    try: return store.put(data, content_type=content_type, compressor='hook cut')
     except Exception as e: raise HookError(f'cannot keep the original in the recovery store: {e}') from None
 
-# %% ../nbs/63_hooks.ipynb #42a7b033
+# %% ../nbs/63_hooks.ipynb #b4053598
+def _lossy_view(text: str, data: bytes, r, handle: str, policy: Policy, note: str, persisted: bool, ok) -> str | None:
+    "The lossy view of `text` (characters; `data` its UTF-8 bytes; `r` the engine's `Result`, `handle` the original's recovery handle): the engine's view when it passes `ok` and fits, else `_cut_original`, then `handle_line`; at most `max(policy.max_chars, MIN_MAX_CHARS)` characters (`persisted`: `PERSISTED_VIEW_CHARS` plus the handle line); None when it would save under `MIN_LOSSY_SAVING` of a text that fits the cut."
+    from caveman.engine import as_text, nul_records, NUL_RECORDS_NOTE
+    tail = handle_line(handle, note, len(text)) + '\n'
+    limit = max(policy.max_chars, MIN_MAX_CHARS)
+    room = min(PERSISTED_VIEW_CHARS, limit - len(tail)) if persisted else limit - len(tail)
+    nl = lambda v: v + ('' if v.endswith('\n') else '\n')
+    transformed = not r.passed_through and r.output != data
+    view = _without_vacuous_contract(nl(as_text(r.output))) if transformed else None
+    if not ok(view) or len(view) > room: view = _cut_original(text, room, nul_records(data), NUL_RECORDS_NOTE)
+    if view is None or (len(text) <= room + len(tail) and len(view) + len(tail) > (1 - MIN_LOSSY_SAVING) * len(text)): return None
+    return view + tail
+
+# %% ../nbs/63_hooks.ipynb #50b0f097
 def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', note: str = '', misses: list | None = None,
                   lines: bool = False, persisted: bool = False) -> str | None:
-    "caveman's view of `text` (characters) or None to keep it: None under `policy.min_bytes` UTF-8 bytes or when nothing smaller was found (then `'<content type>, <N> bytes'` is appended to `misses` when given); lossy views only with `recovery` and not `policy.lossless_only`, else lossless ones, a lossy view ending in `handle_line(handle, note)`, at most `max(policy.max_chars, MIN_MAX_CHARS)` characters (`persisted`: at most `PERSISTED_VIEW_CHARS` plus the handle line), cut from the original's lines when the engine's view is larger, and only when it saves `MIN_LOSSY_SAVING` of `text` or `text` is over that cut; `lines`: every line shown is a line of `text` verbatim (`keeps_lines`); raises `HookError` when the store refuses the original."
+    "caveman's view of `text` (characters) or None to keep it: None under `policy.min_bytes` UTF-8 bytes or when nothing smaller was found (then `'<content type>, <N> bytes'` is appended to `misses` when given); lossy views only with `recovery` and not `policy.lossless_only`, else lossless ones, a lossy view ending in `handle_line(handle, note)`, at most `max(policy.max_chars, MIN_MAX_CHARS)` characters (`persisted`: at most `PERSISTED_VIEW_CHARS` plus the handle line), cut from the original's lines when the engine's view is larger, and only when it saves `MIN_LOSSY_SAVING` of `text` or `text` is over that cut; `lines`: every line shown is a line of `text` verbatim (`keeps_lines`); raises `HookError` when the store cannot be opened or refuses the original."
     data = text.encode('utf-8', 'surrogatepass')
     if len(data) < policy.min_bytes: return None
-    from caveman.engine import Engine, RecoveryStoreError, as_text, nul_records, NUL_RECORDS_NOTE
+    from caveman.engine import Engine, RecoveryStoreError, as_text
     lossy_ok = recovery and not policy.lossless_only
-    store = None
-    if lossy_ok:
-        from caveman import ccr
-        try: store = ccr.open_store(None, create_dirs=True)
-        except Exception as e: raise HookError(f'cannot open the recovery store: {e}') from None
+    ok = lambda v: v is not None and (not lines or keeps_lines(v, text))
+    store = _open_hook_store() if lossy_ok else None
     try:
         try: r = Engine(store).compress(data, query=query, external_recovery=not lossy_ok)
         except RecoveryStoreError as e: raise HookError(str(e)) from None
+        transformed = not r.passed_through and r.output != data
+        if transformed and r.lossless_to_model is True and ok(as_text(r.output)): return as_text(r.output)
+        handle = r.recovery_handle if transformed else None
+        if lossy_ok and handle is None and persisted and len(text) > PERSISTED_VIEW_CHARS:
+            handle = _keep_original(store, data, r.content_type)   # no smaller view, but the host would show only its 2 KB preview
     finally:
         if store is not None: store.close()
-    ok = lambda v: v is not None and (not lines or keeps_lines(v, text))
-    transformed = not r.passed_through and r.output != data
-    if transformed and r.lossless_to_model is True and ok(as_text(r.output)): return as_text(r.output)
-    handle = r.recovery_handle if transformed else None
-    if lossy_ok and handle is None and persisted and len(text) > PERSISTED_VIEW_CHARS:
-        handle = _keep_original(data, r.content_type)   # no smaller view, but the host would show only its 2 KB preview
-    if lossy_ok and handle:
-        tail = handle_line(handle, note, len(text)) + '\n'
-        limit = max(policy.max_chars, MIN_MAX_CHARS)
-        room = min(PERSISTED_VIEW_CHARS, limit - len(tail)) if persisted else limit - len(tail)
-        nl = lambda v: v + ('' if v.endswith('\n') else '\n')
-        view = _without_vacuous_contract(nl(as_text(r.output))) if transformed else None
-        if not ok(view) or len(view) > room: view = _cut_original(text, room, nul_records(data), NUL_RECORDS_NOTE)
-        if view is not None and (len(text) > room + len(tail) or len(view) + len(tail) <= (1 - MIN_LOSSY_SAVING) * len(text)):
-            return view + tail
+    if lossy_ok and handle and (view := _lossy_view(text, data, r, handle, policy, note, persisted, ok)) is not None: return view
     v = lossless_view(text)
     if v is None and not transformed and misses is not None: misses.append(f'{r.content_type}, {len(data):,} bytes')
     return v if ok(v) else None
@@ -247,7 +252,7 @@ def _text_field(obj: dict, key: str, view, tool: str = '') -> dict | None:
     return None if v is None else dict(obj, **{key: v})
 
 # %% ../nbs/63_hooks.ipynb #fefcf7ee
-def _read(resp: dict, view) -> dict | None:
+def _read_tool(resp: dict, view) -> dict | None:
     kind = resp.get('type')
     if isinstance(kind, str) and kind != 'text': return None     # an image, a notebook, a PDF: not text caveman reads
     if kind != 'text' or not isinstance(resp.get('file'), dict): raise _shape('Read', resp)
@@ -271,7 +276,7 @@ def _mcp(resp, view):
 
 READ_NOTE = "; the line numbers shown count this view's lines, not the file's, past the first elision"   # Claude Code numbers Read's content itself
 
-ADAPTERS = {'Bash': _bash, 'Read': _read, 'Grep': _grep,
+ADAPTERS = {'Bash': _bash, 'Read': _read_tool, 'Grep': _grep,
             'Glob': lambda r, view: _lines_field(r, 'filenames', view, 'Glob'),
             'WebFetch': lambda r, view: _text_field(r, 'result', view, 'WebFetch')}
 
@@ -430,7 +435,7 @@ SERVER_NAME = 'caveman'
 SERVER_ARGS = ['--retrieve-only']      # what a hook install's caveman-mcp serves: caveman_retrieve alone
 SCOPES = ('user', 'project', 'local')
 
-def _exe(name: str) -> str:
+def console_script(name: str) -> str:
     "Absolute path of this package's console script `name` (beside the running Python, else on PATH)."
     p = Path(sys.executable).with_name(name)
     if p.exists(): return str(p)
@@ -520,12 +525,13 @@ def prune(doc: dict, path: list) -> dict:
 # %% ../nbs/63_hooks.ipynb #085f5df2
 import difflib
 
-def _read(path: Path) -> str:
+def settings_text(path: Path) -> str:
     "The text of `path` (UTF-8) as it is, line endings untranslated; raises OSError."
     with open(path, encoding='utf-8', newline='') as f: return f.read()
 
-def _load(path: Path) -> dict:
-    try: text = _read(path)
+def load_settings(path: Path) -> dict:
+    "The JSON object in settings file `path` ({} when it is missing or blank); raises `HookError` naming the file when it cannot be read or is not a JSON object (nothing is changed then)."
+    try: text = settings_text(path)
     except FileNotFoundError: return {}
     except OSError as e: raise HookError(f'cannot read {path}: {e.strerror or e}') from None
     if not text.strip(): return {}
@@ -559,7 +565,7 @@ def _has_ours(text: str) -> bool:
     "True when settings text `text` carries a caveman hook or caveman-mcp server entry."
     return 'caveman-mcp' in text or re.search(r'caveman[^"/\\]*? hook [a-z-]+', text) is not None
 
-def _backup(p: Path) -> Path | None:
+def backup_settings(p: Path) -> Path | None:
     "Copy existing file `p` to a new numbered backup (never overwriting one) unless a backup already holds its bytes, or it carries caveman's entries and a backup exists; returns the backup holding its bytes, or None."
     if not p.exists(): return None
     data, have = p.read_bytes(), _backups(p)
@@ -575,11 +581,11 @@ def _backup(p: Path) -> Path | None:
 def finish(p: Path, old: str, new: dict, install: bool) -> tuple | None:
     "The change `(p, old text, new text or None to remove p)` that brings settings file `p` from text `old` to JSON object `new`, or None when nothing changes (see above)."
     same = lambda a, b: json.dumps(a) == json.dumps(b)          # key order counts: a restore is byte for byte
-    before = _load(p) if old.strip() else {}
+    before = load_settings(p) if old.strip() else {}
     if same(before, new): return None
     if install: return (p, old, _text(new, old))
     for b in reversed(_backups(p)):
-        try: t = _read(b); value = json.loads(t) if t.strip() else {}
+        try: t = settings_text(b); value = json.loads(t) if t.strip() else {}
         except (OSError, ValueError): continue
         if same(value, new): return (p, old, t)
     if new == {} and not _backups(p): return (p, old, None)
@@ -598,7 +604,7 @@ def mcp_blocked(scope: str, project: str = '.', home: str | None = None, managed
     "The setting (`'<file>: <key>'`) that keeps Claude Code from offering the caveman MCP server installed in `scope`, or '' when none does."
     home, proj = Path(home or os.path.expanduser('~')), Path(project).resolve()
     def load(p):
-        try: return _load(p)
+        try: return load_settings(p)
         except HookError: return {}
     layers = [(managed, load(managed)), (home / '.claude' / 'settings.json', load(home / '.claude' / 'settings.json'))]
     if scope in ('project', 'local'):
@@ -624,10 +630,10 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
     files = {}
     def doc(p):
         if p not in files:
-            old = _read(p) if p.exists() else ''
-            files[p] = [old, _load(p)]
+            old = settings_text(p) if p.exists() else ''
+            files[p] = [old, load_settings(p)]
         return files[p][1]
-    command = f'{_exe("caveman")} hook claude-code' + (' --recovery' if mcp else '') if install else None
+    command = f'{console_script("caveman")} hook claude-code' + (' --recovery' if mcp else '') if install else None
     files_hook = merge_hook(doc(hook_file), command)
     if scope == 'project' and (install and mcp) != (SERVER_NAME in files_hook.get('enabledMcpjsonServers', [])):
         names = [n for n in files_hook.get('enabledMcpjsonServers', []) if n != SERVER_NAME]
@@ -635,7 +641,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
         if names: files_hook['enabledMcpjsonServers'] = names
         else: files_hook.pop('enabledMcpjsonServers', None)
     files[hook_file][1] = files_hook
-    server = {'type': 'stdio', 'command': _exe('caveman-mcp'), 'args': list(SERVER_ARGS), 'env': {}} if install and mcp else None
+    server = {'type': 'stdio', 'command': console_script('caveman-mcp'), 'args': list(SERVER_ARGS), 'env': {}} if install and mcp else None
     files[mcp_file][1] = merge_server(doc(mcp_file), key, server)
     return [c for p, (old, new) in files.items() if (c := finish(p, old, new, install))]
 
@@ -643,7 +649,7 @@ def plan(install: bool, scope: str = 'user', project: str = '.', home: str | Non
 SETTINGS_DIRS = ('.claude', '.gemini', '.codex', 'gateway')
 
 def apply(changes: list) -> list[str]:
-    "Write each planned change `(file, old text, new text or None to remove)`, backing up first (`_backup`); a file that is a symbolic link is written through it (its target changes, the link stays); returns one line per file."
+    "Write each planned change `(file, old text, new text or None to remove)`, backing up first (`backup_settings`); a file that is a symbolic link is written through it (its target changes, the link stays); returns one line per file."
     lines = []
     for p, old, new in changes:
         if new is None and p.is_symlink(): new = '{}\n'   # a linked file (dotfiles) is never removed: emptied through the link
@@ -654,7 +660,7 @@ def apply(changes: list) -> list[str]:
                 except OSError: pass
             continue
         p.parent.mkdir(parents=True, exist_ok=True)
-        b = _backup(p)
+        b = backup_settings(p)
         target = Path(os.path.realpath(p)) if p.is_symlink() else p   # a settings file linked from a dotfiles tree is written through the link
         tmp = target.with_name(target.name + '.caveman.tmp')
         tmp.write_text(new, encoding='utf-8', newline='')
@@ -760,14 +766,14 @@ def gemini_plan(install: bool, scope: str = 'user', project: str = '.', home: st
     if scope not in ('user', 'project'): raise HookError(f'unknown scope {scope!r} for gemini-cli: use user or project')
     base = Path(home or os.path.expanduser('~')) if scope == 'user' else Path(project).resolve()
     p = base / '.gemini' / 'settings.json'
-    old = _read(p) if p.exists() else ''
-    doc = _load(p)
+    old = settings_text(p) if p.exists() else ''
+    doc = load_settings(p)
     entry = None
     if install:
-        cmd = f'{_exe("caveman")} hook gemini-cli' + (' --recovery' if mcp else '')
+        cmd = f'{console_script("caveman")} hook gemini-cli' + (' --recovery' if mcp else '')
         entry = {'matcher': GEMINI_MATCHER, 'hooks': [{'type': 'command', 'name': 'caveman', 'command': cmd, 'timeout': 60000}]}
     new = _merge_event_hook(doc, 'AfterTool', 'gemini-cli', entry)
-    server = {'command': _exe('caveman-mcp'), 'args': list(SERVER_ARGS)} if install and mcp else None
+    server = {'command': console_script('caveman-mcp'), 'args': list(SERVER_ARGS)} if install and mcp else None
     new = merge_server(new, ['mcpServers'], server)
     return [c for c in [finish(p, old, new, install)] if c]
 
@@ -824,11 +830,11 @@ def codex_home(home: str | None = None) -> Path:
 def codex_plan(install: bool, home: str | None = None, mcp: bool = True) -> list[tuple[Path, str, str]]:
     "`[(file, old text, new text)]` for Codex's `hooks.json` that `install` (or uninstall) changes; raises `HookError` before anything is written."
     p = codex_home(home) / 'hooks.json'
-    old = _read(p) if p.exists() else ''
-    doc = _load(p)
+    old = settings_text(p) if p.exists() else ''
+    doc = load_settings(p)
     entry = None
     if install:
-        cmd = f'{_exe("caveman")} hook codex' + (' --recovery' if mcp else '')
+        cmd = f'{console_script("caveman")} hook codex' + (' --recovery' if mcp else '')
         entry = {'matcher': 'Bash', 'hooks': [{'type': 'command', 'command': cmd, 'timeout': 60}]}
     new = _merge_event_hook(doc, 'PostToolUse', 'codex', entry)
     return [c for c in [finish(p, old, new, install)] if c]
@@ -885,7 +891,7 @@ def codex_config_edits(server, hooks_json: Path, install: bool, mcp: bool = True
                           'value': {'trusted_hash': h['currentHash']} if install else None})
     cfg = server.call('config/read', {}).get('config', {})
     have = (cfg.get('mcp_servers') or {}).get(SERVER_NAME)
-    want = {'command': _exe('caveman-mcp'), 'args': list(SERVER_ARGS), 'env_vars': list(CODEX_STORE_VARS)} if install and mcp else None
+    want = {'command': console_script('caveman-mcp'), 'args': list(SERVER_ARGS), 'env_vars': list(CODEX_STORE_VARS)} if install and mcp else None
     if want is not None and (not isinstance(have, dict) or {k: have.get(k) for k in want} != want):
         edits.append({'keyPath': f'mcp_servers.{SERVER_NAME}', 'value': want, 'mergeStrategy': 'replace'})
     if want is None and isinstance(have, dict) and 'caveman-mcp' in str(have.get('command', '')):
@@ -911,7 +917,7 @@ def install_codex(install: bool, mcp: bool = True, dry_run: bool = False, home: 
         if install: edits = codex_config_edits(server, hooks_json, install, mcp)       # once Codex lists the hook
         if edits:
             cfg = codex_home(home) / 'config.toml'
-            b = _backup(cfg)                        # numbered, never overwritten
+            b = backup_settings(cfg)                        # numbered, never overwritten
             r = server.call('config/batchWrite', {'edits': edits})
             out.append(f'updated {r.get("filePath", cfg)} through codex app-server: ' + ', '.join(e['keyPath'] for e in edits)
                        + (f' (backup: {b})' if b else ''))
