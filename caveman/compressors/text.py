@@ -159,9 +159,11 @@ def heading_keep(secs: Sequence[str], hits: dict | None = None) -> list[bool]:
     return keep
 
 # %% ../../nbs/14_compressors_text.ipynb #a01fe696
+_SPACES = re.compile(' *')
+
 def is_code(section: str) -> bool:
-    "True for a fenced code block section (it opens with a ``` or ~~~ fence)."
-    return _FENCE_OPEN.match(section) is not None
+    "True for a fenced code block section (it opens with a ``` or ~~~ fence, as `_FENCE_OPEN` matches): the leading spaces skipped by one match that cannot backtrack, then two prefix tests."
+    return section.startswith(('```', '~~~'), _SPACES.match(section).end())
 
 # %% ../../nbs/14_compressors_text.ipynb #177ae7aa
 def keep_document(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
@@ -217,13 +219,13 @@ def heading_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int
     return out
 
 # %% ../../nbs/14_compressors_text.ipynb #7deecfac
-_TABLE_SEP = re.compile(r'[ \t]*\|?[ \t]*:?-{1,}:?[ \t]*(?:\|[ \t]*:?-{1,}:?[ \t]*)+\|?[ \t]*|[ \t]*\|[ \t]*:?-{1,}:?[ \t]*\|[ \t]*')
+_TABLE_SEP = re.compile(r'[ \t]*(?:\|[ \t]*)?:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+(?:\|[ \t]*)?|[ \t]*\|[ \t]*:?-+:?[ \t]*\|[ \t]*')   # no two runs of blanks side by side: a line of 5,000 blanks fails at once (it took 0.2 s)
 
 def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
     "Keep flags with the header and separator row of every Markdown table (one row per section) that has a kept row."
     keep, n = list(keep), len(secs)
     for i in range(1, n):
-        if '\n' in secs[i] or not _TABLE_SEP.fullmatch(secs[i]) or '|' not in secs[i - 1] or '\n' in secs[i - 1]: continue
+        if '\n' in secs[i] or secs[i].strip(' \t|:-') or not _TABLE_SEP.fullmatch(secs[i]) or '|' not in secs[i - 1] or '\n' in secs[i - 1]: continue
         j = i + 1
         while j < n and '|' in secs[j] and '\n' not in secs[j]: j += 1
         if any(keep[i + 1:j]): keep[i - 1] = keep[i] = True
