@@ -232,6 +232,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                  'caveman/compressors/base.py'),
                                           'caveman.compressors.base._enumeration': ( 'compressors_base.html#_enumeration',
                                                                                      'caveman/compressors/base.py'),
+                                          'caveman.compressors.base._fit': ('compressors_base.html#_fit', 'caveman/compressors/base.py'),
                                           'caveman.compressors.base._name_ok': ( 'compressors_base.html#_name_ok',
                                                                                  'caveman/compressors/base.py'),
                                           'caveman.compressors.base._nbytes': ( 'compressors_base.html#_nbytes',

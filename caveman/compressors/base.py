@@ -478,18 +478,32 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
             f.add(value)
     return summary_text(list(fields.values()), n, elided_bytes)
 
+# %% ../../nbs/10_compressors_base.ipynb #ae4a860f
+def _fit(entries: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
+    "The `entries` (kind, text) left, in order, once entries are shed by `SHED_ORDER` (last of a kind first) until `_render` of them is <= `budget` UTF-8 bytes, by arithmetic on the entries' lengths."
+    size = [len(t) if t.isascii() else len(t.encode('utf-8', 'surrogatepass')) for _, t in entries]
+    count, total = {'const': 0, 'range': 0, 'other': 0}, {'const': 0, 'range': 0, 'other': 0}
+    group = [k if k in ('const', 'range') else 'other' for k, _ in entries]
+    for g, b in zip(group, size): count[g] += 1; total[g] += b
+    def length() -> int:                                       # `_utf8_len(_render(entries left))`
+        nc, nr = count['const'], count['range']
+        sections = (nc > 0) + count['other'] + (nr > 0)
+        if not sections: return 0
+        return ((4 + total['const'] + nc - 1) if nc else 0) + total['other'] + ((6 + total['range'] + nr - 1) if nr else 0) + 2 * (sections - 1)
+    gone = set()
+    for kind in SHED_ORDER:
+        for i in range(len(entries) - 1, -1, -1):
+            if entries[i][0] != kind: continue
+            if length() <= budget: return [e for j, e in enumerate(entries) if j not in gone]
+            gone.add(i); count[group[i]] -= 1; total[group[i]] -= size[i]
+    return [e for j, e in enumerate(entries) if j not in gone] if length() <= budget else []
+
 # %% ../../nbs/10_compressors_base.ipynb #e55cbab6
 def summary_text(fields: list[_Field], n: int, elided_bytes: int) -> str:
     "The summary (str, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of `n` units from their `_Field`s, in field order: entries shed by `SHED_ORDER` until it fits (reference §3.2)."
     if n < 2: return ''
-    entries, budget = _entries(fields, n), summary_budget(elided_bytes)
-    while entries:
-        text = _render(entries)
-        if _utf8_len(text) <= budget: return text
-        for kind in SHED_ORDER:
-            last = next((i for i in range(len(entries) - 1, -1, -1) if entries[i][0] == kind), None)
-            if last is not None: del entries[last]; break
-    return ''
+    entries = _entries(fields, n)
+    return _render(_fit(entries, summary_budget(elided_bytes))) if entries else ''
 
 # %% ../../nbs/10_compressors_base.ipynb #6d513114
 import json
