@@ -526,21 +526,25 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
 def _fit(entries: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
     "The `entries` (kind, text) left, in order, once entries are shed by `SHED_ORDER` (last of a kind first) until `_render` of them is <= `budget` UTF-8 bytes, by arithmetic on the entries' lengths."
     size = [len(t) if t.isascii() else len(t.encode('utf-8', 'surrogatepass')) for _, t in entries]
-    count, total = {'const': 0, 'range': 0, 'other': 0}, {'const': 0, 'range': 0, 'other': 0}
-    group = [k if k in ('const', 'range') else 'other' for k, _ in entries]
-    for g, b in zip(group, size): count[g] += 1; total[g] += b
+    nc = nr = no = sc = sr = so = 0                            # count and bytes of the constants, ranges, other sections
+    for (k, _), b in zip(entries, size):
+        if k == 'const': nc += 1; sc += b
+        elif k == 'range': nr += 1; sr += b
+        else: no += 1; so += b
     def length() -> int:                                       # `_utf8_len(_render(entries left))`
-        nc, nr = count['const'], count['range']
-        sections = (nc > 0) + count['other'] + (nr > 0)
-        if not sections: return 0
-        return ((4 + total['const'] + nc - 1) if nc else 0) + total['other'] + ((6 + total['range'] + nr - 1) if nr else 0) + 2 * (sections - 1)
+        sections = (nc > 0) + no + (nr > 0)
+        return ((4 + sc + nc - 1) if nc else 0) + so + ((6 + sr + nr - 1) if nr else 0) + 2 * (sections - 1) if sections else 0
+    if length() <= budget: return entries
     gone = set()
     for kind in SHED_ORDER:
         for i in range(len(entries) - 1, -1, -1):
             if entries[i][0] != kind: continue
+            gone.add(i)
+            if kind == 'const': nc -= 1; sc -= size[i]
+            elif kind == 'range': nr -= 1; sr -= size[i]
+            else: no -= 1; so -= size[i]
             if length() <= budget: return [e for j, e in enumerate(entries) if j not in gone]
-            gone.add(i); count[group[i]] -= 1; total[group[i]] -= size[i]
-    return [e for j, e in enumerate(entries) if j not in gone] if length() <= budget else []
+    return []
 
 # %% ../../nbs/10_compressors_base.ipynb #e55cbab6
 def summary_text(fields: list[_Field], n: int, elided_bytes: int, memo: SummaryMemo | None = None) -> str:
