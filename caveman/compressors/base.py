@@ -519,6 +519,10 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
                 f = fields[name] = _Field(name, value)
             if value == '': continue
             if f.first is None: f.first = value
+            if not f.wide and value in f.tally:                # `f.add(value)` of a value seen before, inline: the common case
+                f.count += 1; f.tally[value] += 1
+                if value != f.first: f.constant = False
+                continue
             f.add(value, memo)
     return summary_text(list(fields.values()), n, elided_bytes, memo)
 

@@ -66,6 +66,8 @@ _LS_RECORD = re.compile(
 LS_FIELDS = ('mode', 'links', 'owner', 'group', 'size', 'major', 'minor', 'month', 'day', 'date', 'time', 'year', 'zone',
              'name', 'target')
 
+_LS_GROUPS = LS_FIELDS[:-2] + ('clock', 'name')                  # the groups `ls_fields` reads, in its order
+
 def ls_row(line: str) -> 're.Match | None':
     "The match of `ls`'s grammar on one row `line` (str, a trailing CR ignored), or None when it is no `ls -l` row."
     return _LS_RECORD.fullmatch(line.rstrip('\r'))
@@ -74,14 +76,13 @@ def ls_fields(line: str) -> list[tuple[str, str]] | None:
     "The summary fields (`row_fields` form, in `LS_FIELDS` order) of one `ls -l` row `line` (str) read by `ls`'s grammar, only those the row has; None when `line` is no `ls -l` row."
     m = ls_row(line)
     if m is None: return None
-    f = m.groupdict()
-    if f['clock'] is not None: f['time'] = f['clock']
-    name = f['name']
-    f['target'] = None
-    if f['mode'][0] == 'l' and ' -> ' in name: f['name'], f['target'] = name.split(' -> ', 1)
+    *f, clock, name = m.group(*_LS_GROUPS)
+    if clock is not None: f[10] = clock                           # `time`
+    target = None
+    if f[0][0] == 'l' and ' -> ' in name: name, target = name.split(' -> ', 1)
     out = []                                                      # `row_fields(names, cells)` of the fields present, inline
-    for n in LS_FIELDS:
-        if v := f[n]: out.append((n, summary_string(v) if (v := v.strip()) else ''))
+    for n, v in zip(LS_FIELDS, (*f, name, target)):
+        if v: out.append((n, summary_string(v) if (v := v.strip()) else ''))
     return out
 
 # %% ../../nbs/23_compressors_listing.ipynb #c35d9054
