@@ -616,8 +616,9 @@ MAX_PREAMBLE = 6
 def fixed_table(lines: list[str]) -> FixedTable | None:
     "The fixed-width table of a block of non-blank lines (str, no line ends), or None: fewer than 3 columns or 3 records, or under 90% of the lines from the first aligned one aligned. Up to 6 leading lines (a legend, `total 16`) may stay outside the columns."
     lanes = [_lanes(l) for l in lines]                        # read once for every preamble tried
+    rule = [_RULE_LINE.fullmatch(l) is not None for l in lines]   # so are the rule lines
     for skip in range(min(MAX_PREAMBLE, len(lines) - MIN_FIXED_RECORDS) + 1):
-        t = _fixed_table(lines[skip:], lanes[skip:])
+        t = _fixed_table(lines[skip:], lanes[skip:], rule[skip:])
         if t is not None:
             return FixedTable(None if t.header is None else t.header + skip, [i + skip for i in t.records], t.spans, t.names)
     return None
@@ -625,10 +626,10 @@ def fixed_table(lines: list[str]) -> FixedTable | None:
 # %% ../nbs/03_detect.ipynb #79e88897
 _RULE_LINE = re.compile(r'[-=+|:_ ]*[-=_][-=+|:_ ]*')
 
-def _fixed_table(lines: list[str], lanes: list[int] | None = None) -> FixedTable | None:
+def _fixed_table(lines: list[str], lanes: list[int] | None = None, rule: list[bool] | None = None) -> FixedTable | None:
     if len(lines) < MIN_FIXED_RECORDS: return None
     if lanes is None: lanes = [_lanes(l) for l in lines]
-    rule = [_RULE_LINE.fullmatch(l) is not None for l in lines]       # `+++-===-===`, `---- -----`: drawn, not data
+    if rule is None: rule = [_RULE_LINE.fullmatch(l) is not None for l in lines]   # `+++-===-===`, `---- -----`: drawn, not data
     if len(lines) - sum(rule) < MIN_FIXED_RECORDS: return None
     data = [i for i, r in enumerate(rule) if not r]
     runs = _gap_runs([lines[i] for i in data], [lanes[i] for i in data])
@@ -638,11 +639,14 @@ def _fixed_table(lines: list[str], lanes: list[int] | None = None) -> FixedTable
     aligned = [not r and not x & gaps for x, r in zip(lanes, rule)]
     first = aligned.index(True) if True in aligned else len(lines)
     if sum(aligned) * 10 < 9 * (len(lines) - first - sum(rule[first:])): return None
-    cells = {i: [l[a:b].strip(' \t\r') for a, b in spans] for i, l in enumerate(lines) if aligned[i]}
-    header = first if first in cells and _header_like(cells[first]) else None
-    records = [i for i, c in cells.items() if i != header and 2 * sum(map(bool, c)) >= len(spans)]
+    cells = lambda l: [l[a:b].strip(' \t\r') for a, b in spans]
+    header = first if first < len(lines) and _header_like(cells(lines[first])) else None
+    masks = [_span_lanes(a, MAX_FIXED_WIDTH if b is None else b) for a, b in spans]   # a cell holds a token: its lanes meet the line's
+    need = (len(spans) + 1) // 2                                      # a record fills half its cells
+    records = [i for i, x in enumerate(lanes) if aligned[i] and i != header
+               and (sum(map(bool, map(x.__and__, masks))) if len(lines[i]) <= MAX_FIXED_WIDTH else sum(map(bool, cells(lines[i])))) >= need]
     if len(records) < MIN_FIXED_RECORDS: return None
-    if header is not None: names = cells[header]
+    if header is not None: names = cells(lines[header])
     elif len(spans) == len(LS_COLUMNS) and all(_LS_ENTRY.match(lines[i]) for i in records): names = list(LS_COLUMNS)
     else: names = [''] * len(spans)
     names = [n or f'c{k + 1}' for k, n in enumerate(names)]

@@ -86,3 +86,28 @@ def test_detection_and_compression_trace_a_few_times_the_payload(tmp_path):
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout) < 6.0, out.stdout
+
+
+def test_each_summary_rendered_once(monkeypatch):
+    "perf11: shedding entries over the budget is arithmetic on their lengths; a summary is rendered once, at the end (it was rendered again per shed step: about 5.6 renders a summary on `ls -laR`)."
+    from caveman.compressors import base
+    renders, summaries = [], []
+    real_render, real_text = base._render, base.summary_text
+    monkeypatch.setattr(base, '_render', lambda entries: renders.append(1) or real_render(entries))
+    monkeypatch.setattr(base, 'summary_text', lambda *a, **k: summaries.append(1) or real_text(*a, **k))
+    detect.forget_payloads()
+    try: assert listing.compress_fixed(BODY) is not None
+    finally: detect.forget_payloads()
+    assert summaries and len(renders) <= len(summaries), (len(renders), len(summaries))
+
+
+def test_value_facts_judged_once_per_payload(monkeypatch):
+    "perf11: a literal's order (`value_order`, two regexes) is judged about once per payload (`SummaryMemo`, re-judged only after the bounded memo empties), not once per field per elided run it appears in (6x the distinct literals before)."
+    from caveman.compressors import base
+    calls = []
+    real = base.value_order
+    monkeypatch.setattr(base, 'value_order', lambda v: calls.append(v) or real(v))
+    detect.forget_payloads()
+    try: assert listing.compress_fixed(BODY) is not None
+    finally: detect.forget_payloads()
+    assert calls and len(calls) < 1.5 * len(set(calls)), (len(calls), len(set(calls)))

@@ -4,15 +4,16 @@
 
 # %% auto #0
 __all__ = ['SAFETY_CLASSES', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES',
-           'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'SHED_ORDER',
-           'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD', 'Compressed', 'Compressor',
-           'Safety', 'is_caveman_view', 'dropped_runs', 'redundancy_profile', 'redundancy_profiles',
-           'keep_non_redundant', 'keep_non_redundant_or_fallback', 'summary_string', 'summary_key', 'literal_text',
-           'signal_section', 'credential_name', 'iso_time', 'value_order', 'summary_budget', 'summarize_elided',
-           'summary_text', 'json_scalar_text', 'json_number', 'json_literal', 'json_fields', 'logfmt_fields',
-           'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs', 'query_fill', 'split_lines',
-           'join_lines', 'crlf_majority', 'synth_line', 'ELLIPSIS', 'plural', 'elision_marker', 'counted_pattern',
-           'note_marker', 'NOTE_PREFIX', 'NOTE_PATTERN', 'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY']
+           'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'MEMO_LITERAL_CHARS',
+           'MEMO_ENTRIES', 'SHED_ORDER', 'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD',
+           'Compressed', 'Compressor', 'Safety', 'is_caveman_view', 'dropped_runs', 'redundancy_profile',
+           'redundancy_profiles', 'keep_non_redundant', 'keep_non_redundant_or_fallback', 'summary_string',
+           'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time', 'value_order', 'SummaryMemo',
+           'summary_budget', 'summarize_elided', 'summary_text', 'json_scalar_text', 'json_number', 'json_literal',
+           'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs',
+           'query_fill', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line', 'ELLIPSIS', 'plural',
+           'elision_marker', 'counted_pattern', 'note_marker', 'NOTE_PREFIX', 'NOTE_PATTERN', 'MARKER_KEY',
+           'INVARIANTS_KEY', 'NOTE_KEY']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -351,6 +352,50 @@ def value_order(lit: str):
         return None if x is None else ('n', x)
     return None
 
+# %% ../../nbs/10_compressors_base.ipynb #a1282d0f
+MEMO_LITERAL_CHARS, MEMO_ENTRIES = 64, 1024
+
+class SummaryMemo:
+    "Facts about the literals (`_order`, `_enum_ok`, `_print_ok`) and field names (`_name_facts`) met in one payload's elided runs; bounded, made per call."
+    __slots__ = ('order', 'enum', 'text', 'names')
+    def __init__(self): self.order, self.enum, self.text, self.names = {}, {}, {}, {}
+
+_NONE = object()
+
+def _remember(d: dict, v: str, f):
+    "Store `d[v] = f` for a short literal `v`, emptying `d` first when it is full (the values met again soon come back); returns `f`."
+    if len(v) <= MEMO_LITERAL_CHARS:
+        if len(d) >= MEMO_ENTRIES: d.clear()
+        d[v] = f
+    return f
+
+def _order(v: str, memo: SummaryMemo | None):
+    "`value_order(v)`, from `memo` when it holds it."
+    if memo is None: return value_order(v)
+    f = memo.order.get(v, _NONE)
+    return _remember(memo.order, v, value_order(v)) if f is _NONE else f
+
+def _enum_ok(v: str, memo: SummaryMemo | None) -> bool:
+    "`_text_ok(v, enum=True)` of the literal `v`: may it be printed as an enumeration bucket or covered value?"
+    if memo is not None and (f := memo.enum.get(v)) is not None: return f
+    t = literal_text(v)
+    f = _value_ok(v if t is None else t, enum=True)
+    return f if memo is None else _remember(memo.enum, v, f)
+
+def _print_ok(v: str, memo: SummaryMemo | None) -> bool:
+    "`_text_ok(v)` of the literal `v`: may it be printed as a constant or a range end?"
+    if memo is not None and (f := memo.text.get(v)) is not None: return f
+    t = literal_text(v)
+    f = _value_ok(v if t is None else t)
+    return f if memo is None else _remember(memo.text, v, f)
+
+def _name_facts(name: str, memo: SummaryMemo | None) -> tuple[bool, str]:
+    "`(_name_ok(name), summary_key(name))`, from `memo` when it holds them."
+    names = memo.names if memo is not None else None
+    if names is not None and (f := names.get(name)) is not None: return f
+    f = (len(name) <= MAX_NAME_BYTES and _name_ok(name), summary_key(name))
+    return f if names is None else _remember(names, name, f)
+
 # %% ../../nbs/10_compressors_base.ipynb #5af2ac92
 class _Field:
     "What is known about one field over an elided run; values are literals (see the grammar)."
@@ -361,13 +406,13 @@ class _Field:
         self.kind, self.lo, self.hi, self.lo_s, self.hi_s = '', None, None, '', ''
         self.tally, self.wide, self.cover = {}, False, set()
 
-    def add(self, v: str):
+    def add(self, v: str, memo: 'SummaryMemo | None' = None):
         self.count += 1
         if v == OPAQUE: self.spoiled = True; return
         if v != self.first: self.constant = False
         if not self.wide and v in self.tally: self.tally[v] += 1; return     # seen before: its order and coverage are known
         if self.kind is not None:
-            o = value_order(v)
+            o = _order(v, memo)
             if o is None or (self.kind and o[0] != self.kind): self.kind = None
             elif not self.kind: self.kind, self.lo, self.hi, self.lo_s, self.hi_s = o[0], o[1], o[1], v, v
             else:
@@ -377,8 +422,7 @@ class _Field:
             if len(self.tally) == MAX_BUCKETS: self.wide = True
             else: self.tally[v] = 1
         if self.cover is not None and v not in self.cover:
-            t = literal_text(v)
-            if not _value_ok(v if t is None else t, enum=True): self.cover = None
+            if not _enum_ok(v, memo): self.cover = None
             else:
                 self.cover.add(v)
                 if len(self.cover) > MAX_COVERAGE_VALUES: self.cover = None
@@ -389,9 +433,9 @@ def _text_ok(lit: str, enum: bool = False) -> bool:
     return _value_ok(lit if t is None else t, enum)
 
 # %% ../../nbs/10_compressors_base.ipynb #e30a061e
-def _enumeration(f: _Field, n: int, key: str):
+def _enumeration(f: _Field, n: int, key: str, memo: SummaryMemo | None = None):
     absent = n - f.count
-    if f.wide or not all(_text_ok(v, enum=True) for v in f.tally): return None
+    if f.wide or not all(_enum_ok(v, memo) for v in f.tally): return None
     if len(f.tally) + (absent > 0) > MAX_BUCKETS: return None
     buckets = sorted(f.tally.items(), key=lambda kv: -kv[1]) + ([('absent', absent)] if absent else [])
     if all(c == 1 for _, c in buckets): return None            # one unit per bucket: identifiers, not a class
@@ -422,16 +466,16 @@ def _coverage(f: _Field, n: int, key: str):
     return 'bounded', f'{key}: {len(vals)} distinct' + ordered + (f', absent×{absent}' if absent else '')
 
 # %% ../../nbs/10_compressors_base.ipynb #f90dd78e
-def _entries(fields: list[_Field], n: int) -> list[tuple[str, str]]:
+def _entries(fields: list[_Field], n: int, memo: SummaryMemo | None = None) -> list[tuple[str, str]]:
     entries, coverage = [], 0
     for f in fields:
         if f.spoiled or not f.count: continue
-        everywhere, key = f.count == n, summary_key(f.name)
+        everywhere, key = f.count == n, _name_facts(f.name, memo)[1]
         if everywhere and f.constant:
-            if _text_ok(f.first): entries.append(('const', f'{key}={f.first}'))
+            if _print_ok(f.first, memo): entries.append(('const', f'{key}={f.first}'))
         elif everywhere and f.kind in ('n', 's') and f.lo_s != f.hi_s:
-            if _text_ok(f.lo_s) and _text_ok(f.hi_s): entries.append(('range', f'{key}={f.lo_s}..{f.hi_s}'))
-        elif e := _enumeration(f, n, key): entries.append(e)
+            if _print_ok(f.lo_s, memo) and _print_ok(f.hi_s, memo): entries.append(('range', f'{key}={f.lo_s}..{f.hi_s}'))
+        elif e := _enumeration(f, n, key, memo): entries.append(e)
         elif f.cover is not None and coverage < MAX_COVERAGE_ENTRIES and (e := _coverage(f, n, key)):
             entries.append(e); coverage += 1
     return entries
@@ -454,8 +498,8 @@ def _render(entries: list[tuple[str, str]]) -> str:
 # %% ../../nbs/10_compressors_base.ipynb #b91cc04d
 from collections.abc import Iterable
 
-def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: int) -> str:
-    "Invariant summary (str in the issue-10 grammar, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of an elided run given each unit's `(name, literal)` fields, every one of them counted (reference §3.2)."
+def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: int, memo: SummaryMemo | None = None) -> str:
+    "Invariant summary (str in the issue-10 grammar, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of an elided run given each unit's `(name, literal)` fields, every one of them counted (reference §3.2); `memo`: the payload's `SummaryMemo`, when the caller keeps one."
     fields, skipped, n = {}, set(), 0
     for unit in units:
         if not unit: return ''
@@ -469,27 +513,49 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
             seen.add(name)
             if f is None:
                 if name in skipped: continue
-                if len(fields) >= MAX_FIELDS or not _name_ok(name): skipped.add(name); continue
+                if len(fields) >= MAX_FIELDS or not _name_facts(name, memo)[0]: skipped.add(name); continue
                 if value == '':                                  # empty text: absent, but the name is now known
                     f = fields[name] = _Field(name, value); f.first = None; continue
                 f = fields[name] = _Field(name, value)
             if value == '': continue
             if f.first is None: f.first = value
-            f.add(value)
-    return summary_text(list(fields.values()), n, elided_bytes)
+            if not f.wide and value in f.tally:                # `f.add(value)` of a value seen before, inline: the common case
+                f.count += 1; f.tally[value] += 1
+                if value != f.first: f.constant = False
+                continue
+            f.add(value, memo)
+    return summary_text(list(fields.values()), n, elided_bytes, memo)
+
+# %% ../../nbs/10_compressors_base.ipynb #ae4a860f
+def _fit(entries: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
+    "The `entries` (kind, text) left, in order, once entries are shed by `SHED_ORDER` (last of a kind first) until `_render` of them is <= `budget` UTF-8 bytes, by arithmetic on the entries' lengths."
+    size = [len(t) if t.isascii() else len(t.encode('utf-8', 'surrogatepass')) for _, t in entries]
+    nc = nr = no = sc = sr = so = 0                            # count and bytes of the constants, ranges, other sections
+    for (k, _), b in zip(entries, size):
+        if k == 'const': nc += 1; sc += b
+        elif k == 'range': nr += 1; sr += b
+        else: no += 1; so += b
+    def length() -> int:                                       # `_utf8_len(_render(entries left))`
+        sections = (nc > 0) + no + (nr > 0)
+        return ((4 + sc + nc - 1) if nc else 0) + so + ((6 + sr + nr - 1) if nr else 0) + 2 * (sections - 1) if sections else 0
+    if length() <= budget: return entries
+    gone = set()
+    for kind in SHED_ORDER:
+        for i in range(len(entries) - 1, -1, -1):
+            if entries[i][0] != kind: continue
+            gone.add(i)
+            if kind == 'const': nc -= 1; sc -= size[i]
+            elif kind == 'range': nr -= 1; sr -= size[i]
+            else: no -= 1; so -= size[i]
+            if length() <= budget: return [e for j, e in enumerate(entries) if j not in gone]
+    return []
 
 # %% ../../nbs/10_compressors_base.ipynb #e55cbab6
-def summary_text(fields: list[_Field], n: int, elided_bytes: int) -> str:
+def summary_text(fields: list[_Field], n: int, elided_bytes: int, memo: SummaryMemo | None = None) -> str:
     "The summary (str, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of `n` units from their `_Field`s, in field order: entries shed by `SHED_ORDER` until it fits (reference §3.2)."
     if n < 2: return ''
-    entries, budget = _entries(fields, n), summary_budget(elided_bytes)
-    while entries:
-        text = _render(entries)
-        if _utf8_len(text) <= budget: return text
-        for kind in SHED_ORDER:
-            last = next((i for i in range(len(entries) - 1, -1, -1) if entries[i][0] == kind), None)
-            if last is not None: del entries[last]; break
-    return ''
+    entries = _entries(fields, n, memo)
+    return _render(_fit(entries, summary_budget(elided_bytes))) if entries else ''
 
 # %% ../../nbs/10_compressors_base.ipynb #6d513114
 import json
@@ -586,14 +652,15 @@ def _nbytes(s: str) -> int: return len(s) if s.isascii() else len(s.encode('utf-
 
 def elide_runs(lines: Sequence[str], keep: Sequence[bool], what: str = 'lines',
                fields: Callable[[str], list] | None = None, crlf: bool = False,
-               signals: Sequence | None = None) -> tuple[list[str], int]:
-    "Lines with each worth-eliding dropped run replaced by its `elision_marker` (summary from `fields` per line, plus a `signal_section` for the lines `signals` flags), and the UTF-8 bytes elided (reference §3.3, §3.5)."
+               signals: Sequence | None = None, memo: SummaryMemo | None = None) -> tuple[list[str], int]:
+    "Lines with each worth-eliding dropped run replaced by its `elision_marker` (summary from `fields` per line, plus a `signal_section` for the lines `signals` flags), and the UTF-8 bytes elided (reference §3.3, §3.5); `memo`: the payload's `SummaryMemo` when the caller elides it in parts."
     out, elided, i = [], 0, 0
+    if memo is None: memo = SummaryMemo()
     for a, b in dropped_runs(keep):
         out.extend(lines[i:a]); i = b
         run = lines[a:b]
         run_bytes = sum(_nbytes(l) + 1 for l in run)
-        summary = summarize_elided((fields(l) for l in run), run_bytes) if fields else ''
+        summary = summarize_elided((fields(l) for l in run), run_bytes, memo) if fields and b - a > 1 else ''   # one unit: no summary
         if signals is not None and (hit := [k for k in range(a, b) if signals[k]]):
             summary = '; '.join(filter(None, (summary, signal_section(len(hit), lines[hit[0]]))))
         marker = elision_marker(b - a, what, summary)

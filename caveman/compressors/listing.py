@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Sequence
 
 from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs,
-                                      keep_non_redundant_or_fallback, query_fill, row_fields)
+                                      keep_non_redundant_or_fallback, query_fill, row_fields, summary_string, SummaryMemo)
 from ..detect import fixed_blocks, text_fixed_blocks, text_block_spans, utf8_text, FixedTable, path_lines
 from ..signals import OUTPUT, forced_signals, signal_flags
 
@@ -66,6 +66,8 @@ _LS_RECORD = re.compile(
 LS_FIELDS = ('mode', 'links', 'owner', 'group', 'size', 'major', 'minor', 'month', 'day', 'date', 'time', 'year', 'zone',
              'name', 'target')
 
+_LS_GROUPS = LS_FIELDS[:-2] + ('clock', 'name')                  # the groups `ls_fields` reads, in its order
+
 def ls_row(line: str) -> 're.Match | None':
     "The match of `ls`'s grammar on one row `line` (str, a trailing CR ignored), or None when it is no `ls -l` row."
     return _LS_RECORD.fullmatch(line.rstrip('\r'))
@@ -74,13 +76,14 @@ def ls_fields(line: str) -> list[tuple[str, str]] | None:
     "The summary fields (`row_fields` form, in `LS_FIELDS` order) of one `ls -l` row `line` (str) read by `ls`'s grammar, only those the row has; None when `line` is no `ls -l` row."
     m = ls_row(line)
     if m is None: return None
-    f = m.groupdict()
-    if f['clock'] is not None: f['time'] = f['clock']
-    name = f['name']
-    f['target'] = None
-    if f['mode'][0] == 'l' and ' -> ' in name: f['name'], f['target'] = name.split(' -> ', 1)
-    names = [n for n in LS_FIELDS if f[n]]
-    return row_fields(names, [f[n] for n in names])
+    *f, clock, name = m.group(*_LS_GROUPS)
+    if clock is not None: f[10] = clock                           # `time`
+    target = None
+    if f[0][0] == 'l' and ' -> ' in name: name, target = name.split(' -> ', 1)
+    out = []                                                      # `row_fields(names, cells)` of the fields present, inline
+    for n, v in zip(LS_FIELDS, (*f, name, target)):
+        if v: out.append((n, summary_string(v) if (v := v.strip()) else ''))
+    return out
 
 # %% ../../nbs/23_compressors_listing.ipynb #c35d9054
 _RULE = re.compile(r'[-=+|:_ ]*[-=_][-=+|:_ ]*')
@@ -139,7 +142,7 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         return all(ls_row(block[i]) for i in t.records)
     found = filter(is_ls, range(len(blocks)))                     # read until a second `ls -l` block is found
     recursive = next(found, None) is not None and next(found, None) is not None   # `ls -lR`: one `ls -l` table per directory
-    out, done, pos, elided = [], [], 0, 0
+    out, done, pos, elided, memo = [], [], 0, 0, SummaryMemo()   # one memo of summary facts for every block
     for (a, b, t), (s, e) in zip(blocks, spans):
         if len(out) >= 4096: done.append('\n'.join(out).encode('utf-8')); out = []   # the view encoded as it grows
         if s > pos: out += text[pos:s - 1].split('\n')        # the blank lines before the block
@@ -153,7 +156,7 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         rk = ls_record_keep(recs, query, flags) if by_ls else record_keep([t.cells(r) for r in recs], recs, query, flags)
         keep, sig = [True] * len(block), [None] * len(block)
         for i, k, f in zip(t.records, rk, flags): keep[i], sig[i] = k, f
-        shown, n = elide_runs(block, keep, 'rows', ls_fields if ls else table_fields(block, t), crlf, signals=sig)
+        shown, n = elide_runs(block, keep, 'rows', ls_fields if ls else table_fields(block, t), crlf, signals=sig, memo=memo)
         out += shown; elided += n
     if pos <= len(text): out += text[pos:].split('\n')
     if not elided: return None
