@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['SERVER_ENV', 'IDLE_ENV', 'IDLE_DEFAULT', 'KEY_ENV', 'PROTOCOL', 'MAX_HEADER', 'MAX_BODY', 'MAX_SOCKET_PATH',
-           'CONNECT_TIMEOUT', 'REPLY_TIMEOUT', 'SERVE_CODE', 'GIVE_BACK_BYTES', 'RETIRE_BYTES', 'enabled',
+           'CONNECT_TIMEOUT', 'REPLY_TIMEOUT', 'SERVE_CODE', 'GIVE_BACK_BYTES', 'RETIRE_BYTES', 'BUSY_WAIT', 'enabled',
            'Unavailable', 'runtime_dir', 'server_key', 'socket_path', 'peer_ok', 'call', 'spawn', 'warm_up', 'serve',
            'forward', 'status']
 
@@ -284,6 +284,8 @@ def _one_arena() -> None:
     except (OSError, AttributeError): pass
 
 # %% ../nbs/64b_hook_server.ipynb #94b542bc
+BUSY_WAIT = 2.0            # seconds a call waits for the call before it; then the client runs it itself
+
 def _handle(conn, key: str, lock) -> None:
     try:
         conn.settimeout(REPLY_TIMEOUT)
@@ -294,13 +296,15 @@ def _handle(conn, key: str, lock) -> None:
         cwd = h.get('cwd')
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not isinstance(cwd, str) or h.get('bytes') != len(data):
             conn.sendall(_frame({'key': key, 'error': 'a request cut short'})); return
+        if not lock.acquire(timeout=BUSY_WAIT):   # one call at a time: a long one sends the next back (see above)
+            conn.sendall(_frame({'key': key, 'error': f'busy with another call for over {BUSY_WAIT:g} s'})); return
         try:
-            with lock:                 # one call at a time, in the caller's directory
-                if _DECLINE and argv != ['--status']: raise Unavailable(f'the server declines calls: {_DECLINE[0]}')
-                os.chdir(cwd)
-                rc, out, err = _logged(_run, argv, data)
-                if argv != ['--status']: _SERVED[0] += 1
+            if _DECLINE and argv != ['--status']: raise Unavailable(f'the server declines calls: {_DECLINE[0]}')
+            os.chdir(cwd)                # in the caller's directory
+            rc, out, err = _logged(_run, argv, data)
+            if argv != ['--status']: _SERVED[0] += 1
         except (Unavailable, OSError) as e: conn.sendall(_frame({'key': key, 'error': str(e)})); return
+        finally: lock.release()
         conn.sendall(_frame({'key': key, 'rc': rc, 'out': len(out), 'err': len(err)}, out, err))
     except Exception: pass        # the client falls back to running in process
     finally: conn.close()
