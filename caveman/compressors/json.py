@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP', 'MARKER_OVERHEAD', 'PRESERVE_KEYS',
            'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'STEM_BLOCK', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
-           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'STREAM_MIN', 'COMPRESSOR', 'failure_values',
-           'has_failure_value', 'present_stems', 'outliers', 'change_points', 'Leaves', 'numeric_leaves',
-           'string_marker', 'failure_word_starts', 'is_view_string', 'shorten_string', 'is_keyed_table',
-           'compress_json', 'json_view']
+           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'STREAM_MIN', 'PROFILE_BATCH', 'COMPRESSOR',
+           'failure_values', 'has_failure_value', 'present_stems', 'outliers', 'change_points', 'Leaves',
+           'numeric_leaves', 'string_marker', 'failure_word_starts', 'is_view_string', 'shorten_string',
+           'is_keyed_table', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -450,18 +450,19 @@ def choose(self: _Walk, texts: Sequence[str] | None, sizes: list[int], leaves: d
 
 # %% ../../nbs/11_compressors_json.ipynb #7b4f6c4c
 @patch
-def emit(self: _Walk, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list) -> list:
-    "The output array: kept elements walked into, each dropped run worth a marker replaced by its marker object."
+def emit(self: _Walk, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list, pack=None) -> list:
+    "The output array: kept elements walked into (each passed through `pack` when given), each dropped run worth a marker replaced by its marker object."
     out, i = [], 0
+    add = out.extend if pack is None else (lambda xs: out.extend(map(pack, xs)))
     for a, b in dropped_runs(keep):
-        out.extend(self.elements(arr[i:a])); i = b
+        add(self.elements(arr[i:a])); i = b
         run_bytes = sum(sizes[k] + 1 for k in range(a, b))
         summary = _with_signals(summarize_elided((json_fields(arr[k]) for k in range(a, b)), run_bytes), [sig[k] for k in range(a, b) if sig[k]])
         if worth_eliding(b - a, summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes):
             marker = {MARKER_KEY: b - a, INVARIANTS_KEY: summary} if summary else {MARKER_KEY: b - a}
             self.markers.append(marker); self.elided += run_bytes; out.append(marker)
-        else: out.extend(self.elements(arr[a:b]))
-    out.extend(self.elements(arr[i:]))
+        else: add(self.elements(arr[a:b]))
+    add(self.elements(arr[i:]))
     return out
 
 # %% ../../nbs/11_compressors_json.ipynb #82f521c9
@@ -476,8 +477,22 @@ class _Spans(Sequence):
         if isinstance(k, slice): return [self[j] for j in range(*k.indices(len(self)))]
         return loads_lexical(self.body[self.start[k]:self.end[k]])
 
+# %% ../../nbs/11_compressors_json.ipynb #1a233037
+class _Packed(str):
+    "An array element already written as its compact JSON text (`dumps_lexical`)."
+
+@patch
+def pack(self: _Walk, e):
+    "`e` (a walked element) as a `_Packed` text, or `e` itself when it holds a marker."
+    t = dumps_lexical(e)
+    return e if _NESTED_MARKER in t else _Packed(t)
+
+def _dumps_items(items: list) -> str:
+    "`dumps_lexical(items)` for a list whose `_Packed` items are written already."
+    return '[' + ','.join([x if type(x) is _Packed else dumps_lexical(x) for x in items]) + ']'
+
 # %% ../../nbs/11_compressors_json.ipynb #5e541d48
-STREAM_MIN = 1 << 16
+STREAM_MIN, PROFILE_BATCH = 1 << 16, 64
 
 @patch
 def stream(self: _Walk, body: bytes, block: int = ARRAY_BLOCK) -> list | None:
@@ -493,7 +508,8 @@ def stream(self: _Walk, body: bytes, block: int = ARRAY_BLOCK) -> list | None:
                 if _NESTED_MARKER in t or ('caveman' in t and _holds_view(e)): return None
                 sizes.append(_nbytes(t)); start.append(a); end.append(b)
             failed += failure_values(ts, self.stems)                # each text's answer is its own: block by block is the same
-            profiles += [canon.setdefault(p, p) for p in redundancy_profiles(ts)]   # equal profiles: one object
+            for k in range(0, len(ts), PROFILE_BATCH):             # equal profiles: one object, never a block's worth of copies
+                profiles += [canon.setdefault(p, p) for p in redundancy_profiles(ts[k:k + PROFILE_BATCH])]
             if texts is not None: texts += ts
             numeric_leaves(values, i0, leaves)
             first = first_signal_lines(_strings_in(values))            # this block's strings only: the answers do not depend on the others
@@ -503,7 +519,8 @@ def stream(self: _Walk, body: bytes, block: int = ARRAY_BLOCK) -> list | None:
     if len(sizes) <= MIN_ARRAY: return None
     keep = self.choose(texts, sizes, leaves, sig, failed, profiles)
     del leaves, profiles, canon
-    return self.emit(_Spans(body, start, end), texts, sizes, keep, self.sig)
+    self.spans = _Spans(body, start, end)
+    return self.emit(self.spans, texts, sizes, keep, self.sig, self.pack)
 
 # %% ../../nbs/11_compressors_json.ipynb #b28a96d3
 import json
@@ -515,7 +532,13 @@ def _compress(body: bytes, query: str) -> tuple[bytes, bool] | None:
         stems = present_stems(body)
         walk = _Walk(query, stems)
         out = walk.stream(body) if len(body) >= STREAM_MIN else None   # a long top-level array: never the whole tree
-        if out is None:
+        if out is not None:                                  # nothing changed: every element as it was, members in source order
+            changed = bool(walk.markers or walk.cut)
+            if walk.elided >= CONTRACT_MIN_ELIDED: walk.markers[0][NOTE_KEY] = contract_line('elements')
+            if changed: return json_bytes(_dumps_items(out)), True
+            del out
+            return json_bytes('[' + ','.join([dumps_ordered(walk.spans[k]) for k in range(len(walk.spans))]) + ']'), False
+        else:
             try: doc, verbatim = loads_lexical(body), False      # bytes: the decoded copy lives only while it is parsed (issue 12)
             except DuplicateNameError: doc, verbatim = loads_lexical(body, duplicates='verbatim'), True   # such objects stay whole
             walk = _Walk(query, stems)
