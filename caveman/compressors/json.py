@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP', 'MARKER_OVERHEAD', 'PRESERVE_KEYS',
            'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'STEM_BLOCK', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
-           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'STREAM_MIN', 'PROFILE_BATCH', 'COMPRESSOR',
-           'failure_values', 'has_failure_value', 'present_stems', 'outliers', 'change_points', 'Leaves',
-           'numeric_leaves', 'string_marker', 'failure_word_starts', 'is_view_string', 'shorten_string',
-           'is_keyed_table', 'compress_json', 'json_view']
+           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'STREAM_MIN', 'PROFILE_BATCH',
+           'FIRST_LINES_ELEMENTS', 'COMPRESSOR', 'failure_values', 'has_failure_value', 'present_stems', 'outliers',
+           'change_points', 'Leaves', 'numeric_leaves', 'string_marker', 'failure_word_starts', 'is_view_string',
+           'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
@@ -453,16 +453,16 @@ def choose(self: _Walk, texts: Sequence[str] | None, sizes: list[int], leaves: d
 def emit(self: _Walk, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list, pack=None) -> list:
     "The output array: kept elements walked into (each passed through `pack` when given), each dropped run worth a marker replaced by its marker object."
     out, i = [], 0
-    add = out.extend if pack is None else (lambda xs: out.extend(map(pack, xs)))
+    def add(xs): out.extend(self.elements(xs) if pack is None else map(pack, self.elements(xs)))
     for a, b in dropped_runs(keep):
-        add(self.elements(arr[i:a])); i = b
+        add(arr[i:a]); i = b
         run_bytes = sum(sizes[k] + 1 for k in range(a, b))
         summary = _with_signals(summarize_elided((json_fields(arr[k]) for k in range(a, b)), run_bytes), [sig[k] for k in range(a, b) if sig[k]])
         if worth_eliding(b - a, summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes):
             marker = {MARKER_KEY: b - a, INVARIANTS_KEY: summary} if summary else {MARKER_KEY: b - a}
             self.markers.append(marker); self.elided += run_bytes; out.append(marker)
-        else: add(self.elements(arr[a:b]))
-    add(self.elements(arr[i:]))
+        else: add(arr[a:b])
+    add(arr[i:])
     return out
 
 # %% ../../nbs/11_compressors_json.ipynb #82f521c9
@@ -492,7 +492,7 @@ def _dumps_items(items: list) -> str:
     return '[' + ','.join([x if type(x) is _Packed else dumps_lexical(x) for x in items]) + ']'
 
 # %% ../../nbs/11_compressors_json.ipynb #5e541d48
-STREAM_MIN, PROFILE_BATCH = 1 << 16, 64
+STREAM_MIN, PROFILE_BATCH, FIRST_LINES_ELEMENTS = 1 << 20, 64, 1024
 
 @patch
 def stream(self: _Walk, body: bytes, block: int = ARRAY_BLOCK) -> list | None:
@@ -520,6 +520,9 @@ def stream(self: _Walk, body: bytes, block: int = ARRAY_BLOCK) -> list | None:
     keep = self.choose(texts, sizes, leaves, sig, failed, profiles)
     del leaves, profiles, canon
     self.spans = _Spans(body, start, end)
+    kept = [k for k in range(len(keep)) if keep[k]]
+    for a in range(0, len(kept), FIRST_LINES_ELEMENTS):
+        self.first_lines.update(first_signal_lines(t for k in kept[a:a + FIRST_LINES_ELEMENTS] for t in _strings_in(self.spans[k])))
     return self.emit(self.spans, texts, sizes, keep, self.sig, self.pack)
 
 # %% ../../nbs/11_compressors_json.ipynb #b28a96d3
