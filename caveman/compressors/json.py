@@ -5,18 +5,19 @@
 # %% auto #0
 __all__ = ['MIN_ARRAY', 'HEAD', 'TAIL', 'Z_THRESHOLD', 'MAX_SPLITS', 'QUERY_CAP', 'MARKER_OVERHEAD', 'PRESERVE_KEYS',
            'FORCE_WORDS', 'FAILURE_BLOCK_CHARS', 'STEM_BLOCK', 'LONG_STRING', 'STRING_HEAD', 'MIN_GAP', 'MAX_KEPT_LINE',
-           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'COMPRESSOR', 'failure_values',
-           'has_failure_value', 'present_stems', 'outliers', 'change_points', 'Leaves', 'numeric_leaves',
-           'string_marker', 'failure_word_starts', 'is_view_string', 'shorten_string', 'is_keyed_table',
-           'compress_json', 'json_view']
+           'MIN_SAVED', 'STRING_MARKER', 'MIN_MAP', 'MAP_DIGIT_KEYS', 'STREAM_MIN', 'PROFILE_BATCH',
+           'FIRST_LINES_ELEMENTS', 'COMPRESSOR', 'failure_values', 'has_failure_value', 'present_stems', 'outliers',
+           'change_points', 'Leaves', 'numeric_leaves', 'string_marker', 'failure_word_starts', 'is_view_string',
+           'shorten_string', 'is_keyed_table', 'compress_json', 'json_view']
 
 # %% ../../nbs/11_compressors_json.ipynb #93d62d89
 import math, re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from .base import (
+from caveman.compressors.base import (
     Compressor, Compressed, NUM_OPEN, NUM_CLOSE, loads_lexical, dumps_lexical, json_bytes, json_number, json_fields, dropped_runs,
-    summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, query_fill, is_caveman_view, elision_marker)
+    summarize_elided, worth_eliding, contract_line, CONTRACT_MIN_ELIDED, keep_non_redundant, redundancy_profiles, query_fill, is_caveman_view,
+    elision_marker)
 from ..jsonlex import DuplicateNameError, VERBATIM_OPEN, is_verbatim, resolve_sentinels
 
 MIN_ARRAY, HEAD, TAIL = 8, 3, 2          # arrays longer than MIN_ARRAY are selected; head/tail kept
@@ -176,10 +177,10 @@ def _numeric_leaves(v, prefix: str, i: int, out: dict):
                 if not vals.index or vals.index[-1] != i: vals.append(i, f)     # first occurrence of a path per element
 
 # %% ../../nbs/11_compressors_json.ipynb #b8154492
-def numeric_leaves(elements: list) -> dict[str, Leaves]:
-    "`{dotted path: Leaves [(element index, value), …]}` of the numeric leaves of each element (objects entered, arrays not; a bare number is path '')."
-    out = {}
-    for i, e in enumerate(elements):
+def numeric_leaves(elements: list, start: int = 0, out: dict | None = None) -> dict[str, Leaves]:
+    "`{dotted path: Leaves [(element index, value), …]}` of the numeric leaves of each element (objects entered, arrays not; a bare number is path ''); elements numbered from `start`, added to `out` when given."
+    if out is None: out = {}
+    for i, e in enumerate(elements, start):
         if type(e) is dict: _numeric_leaves(e, '', i, out)
         else:
             f = json_number(e)
@@ -398,14 +399,41 @@ def _strings_in(value) -> list[str]:
 
 # %% ../../nbs/11_compressors_json.ipynb #d38c2c9d
 @patch
+def signals(self: _Walk, arr: list) -> list:
+    "Each element's signal text (`json_signal`) or None, the strings' answers (`first_signal_lines`) added to the walk's table."
+    fresh = first_signal_lines(t for t in _strings_in(arr) if t not in self.first_lines)
+    if self.first_lines: self.first_lines.update(fresh)
+    else: self.first_lines = fresh                              # the first array read: its table is the walk's, not copied
+    return [json_signal(e, self.first_lines) for e in arr]       # caveman.signals: kept, copies beyond 3 counted
+
+# %% ../../nbs/11_compressors_json.ipynb #abbcba90
+class _ByIndex:
+    "A full `profiles` table for `keep_non_redundant(range(n), ...)`: unit i's profile is `items[i]`."
+    __slots__ = ('items',)
+    def __init__(self, items: Sequence): self.items = items
+    def __contains__(self, i: int) -> bool: return True
+    def __getitem__(self, i: int): return self.items[i]
+    def get(self, i: int, default=None): return self.items[i]
+
+# %% ../../nbs/11_compressors_json.ipynb #ffe4b519
+@patch
 def select(self: _Walk, arr: list, texts: list[str], sizes: list[int]) -> list[bool]:
     "Keep flags for the elements `arr` (their canonical `texts` and byte `sizes`); sets `self.sig`, each element's signal text or None."
-    n = len(arr)
+    return self.choose(texts, sizes, numeric_leaves(arr), self.signals(arr))
+
+@patch
+def choose(self: _Walk, texts: Sequence[str] | None, sizes: list[int], leaves: dict, sig: list,
+           failed: Sequence[bool] | None = None, profiles: Sequence | None = None) -> list[bool]:
+    "Keep flags for the elements with canonical `texts`, byte `sizes`, `numeric_leaves` table `leaves` and signals `sig`; sets `self.sig`. A caller that read the texts already may give instead each element's `failure_values` flag (`failed`) and `redundancy_profiles` entry (`profiles`); `texts` is then needed only with a query (else None)."
+    n = len(sizes)
     keep = [i < HEAD or i >= n - TAIL for i in range(n)]
-    todo = [i for i in range(n) if not keep[i]]
-    for i, hit in zip(todo, failure_values([texts[i] for i in todo], self.stems)):
-        if hit: keep[i] = True
-    leaves = numeric_leaves(arr)
+    if failed is None:
+        todo = [i for i in range(n) if not keep[i]]
+        for i, hit in zip(todo, failure_values([texts[i] for i in todo], self.stems)):
+            if hit: keep[i] = True
+    else:
+        for i in range(HEAD, n - TAIL):
+            if failed[i]: keep[i] = True
     for vals in (*leaves.values(), Leaves(range(n), sizes)):
         for i in outliers(vals): keep[i] = True
     everywhere = sorted(p for p, vals in leaves.items() if len(vals) == n)
@@ -414,29 +442,88 @@ def select(self: _Walk, arr: list, texts: list[str], sizes: list[int]) -> list[b
     del leaves
     for i in change_points(series): keep[i] = True
     if self.query: keep = query_fill(texts, keep, self.query, QUERY_CAP - sum(keep))
-    fresh = first_signal_lines(t for t in _strings_in(arr) if t not in self.first_lines)
-    if self.first_lines: self.first_lines.update(fresh)
-    else: self.first_lines = fresh                              # the first array read: its table is the walk's, not copied
-    self.sig = [json_signal(e, self.first_lines) for e in arr]   # caveman.signals: kept, copies beyond 3 counted
+    self.sig = sig
     for i, f in enumerate(forced_signals([s or '' for s in self.sig], self.sig)):
         if f: keep[i] = True
+    if profiles is not None: return keep_non_redundant(range(n), keep, _ByIndex(profiles), keep_past_cap=False)
     return keep_non_redundant(texts, keep, self.profiles, keep_past_cap=False)   # past the cap: markers (issue 12 item 7)
 
 # %% ../../nbs/11_compressors_json.ipynb #7b4f6c4c
 @patch
-def emit(self: _Walk, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list) -> list:
-    "The output array: kept elements walked into, each dropped run worth a marker replaced by its marker object."
+def emit(self: _Walk, arr: list, texts: list[str], sizes: list[int], keep: list[bool], sig: list, pack=None) -> list:
+    "The output array: kept elements walked into (each passed through `pack` when given), each dropped run worth a marker replaced by its marker object."
     out, i = [], 0
+    def add(xs): out.extend(self.elements(xs) if pack is None else map(pack, self.elements(xs)))
     for a, b in dropped_runs(keep):
-        out.extend(self.elements(arr[i:a])); i = b
+        add(arr[i:a]); i = b
         run_bytes = sum(sizes[k] + 1 for k in range(a, b))
         summary = _with_signals(summarize_elided((json_fields(arr[k]) for k in range(a, b)), run_bytes), [sig[k] for k in range(a, b) if sig[k]])
         if worth_eliding(b - a, summary, _nbytes(summary) + MARKER_OVERHEAD, run_bytes):
             marker = {MARKER_KEY: b - a, INVARIANTS_KEY: summary} if summary else {MARKER_KEY: b - a}
             self.markers.append(marker); self.elided += run_bytes; out.append(marker)
-        else: out.extend(self.elements(arr[a:b]))
-    out.extend(self.elements(arr[i:]))
+        else: add(arr[a:b])
+    add(arr[i:])
     return out
+
+# %% ../../nbs/11_compressors_json.ipynb #82f521c9
+from ..jsonlex import array_blocks, ARRAY_BLOCK
+
+class _Spans(Sequence):
+    "The elements of a JSON array, each read again from its byte span in `body` (`loads_lexical`) when asked for: `spans[k]` a value, `spans[a:b]` a new list."
+    __slots__ = ('body', 'start', 'end')
+    def __init__(self, body: bytes, start: array, end: array): self.body, self.start, self.end = body, start, end
+    def __len__(self) -> int: return len(self.start)
+    def __getitem__(self, k):
+        if isinstance(k, slice): return [self[j] for j in range(*k.indices(len(self)))]
+        return loads_lexical(self.body[self.start[k]:self.end[k]])
+
+# %% ../../nbs/11_compressors_json.ipynb #1a233037
+class _Packed(str):
+    "An array element already written as its compact JSON text (`dumps_lexical`)."
+
+@patch
+def pack(self: _Walk, e):
+    "`e` (a walked element) as a `_Packed` text, or `e` itself when it holds a marker."
+    t = dumps_lexical(e)
+    return e if _NESTED_MARKER in t else _Packed(t)
+
+def _dumps_items(items: list) -> str:
+    "`dumps_lexical(items)` for a list whose `_Packed` items are written already."
+    return '[' + ','.join([x if type(x) is _Packed else dumps_lexical(x) for x in items]) + ']'
+
+# %% ../../nbs/11_compressors_json.ipynb #5e541d48
+STREAM_MIN, PROFILE_BATCH, FIRST_LINES_ELEMENTS = 1 << 20, 64, 1024
+
+@patch
+def stream(self: _Walk, body: bytes, block: int = ARRAY_BLOCK) -> list | None:
+    "The top-level array of UTF-8 JSON `body` collapsed as `array` collapses it, read `block` bytes at a time: each element held only as its byte size and span, failure flag, redundancy profile, numeric leaves and signal (and its canonical text with a query). None when `array` must have the tree: not one array, at most `MIN_ARRAY` elements, repeated member names, a marker or view inside, or not JSON."
+    texts = [] if self.query else None                  # the query's scores need every text at once
+    sizes, leaves, sig, failed, profiles, canon, start, end = [], {}, [], [], [], {}, array('q'), array('q')
+    try:
+        for blk in array_blocks(body, block):
+            values, i0 = [v for _, _, v in blk], len(sizes)
+            ts = [dumps_lexical(e) for e in values]
+            for (a, b, e), t in zip(blk, ts):
+                if type(e) is dict and MARKER_KEY in e: return None
+                if _NESTED_MARKER in t or ('caveman' in t and _holds_view(e)): return None
+                sizes.append(_nbytes(t)); start.append(a); end.append(b)
+            failed += failure_values(ts, self.stems)                # each text's answer is its own: block by block is the same
+            for k in range(0, len(ts), PROFILE_BATCH):             # equal profiles: one object, never a block's worth of copies
+                profiles += [canon.setdefault(p, p) for p in redundancy_profiles(ts[k:k + PROFILE_BATCH])]
+            if texts is not None: texts += ts
+            numeric_leaves(values, i0, leaves)
+            first = first_signal_lines(_strings_in(values))            # this block's strings only: the answers do not depend on the others
+            sig.extend(json_signal(e, first) for e in values)
+            del blk, values, ts, first
+    except (ValueError, RecursionError): return None
+    if len(sizes) <= MIN_ARRAY: return None
+    keep = self.choose(texts, sizes, leaves, sig, failed, profiles)
+    del leaves, profiles, canon
+    self.spans = _Spans(body, start, end)
+    kept = [k for k in range(len(keep)) if keep[k]]
+    for a in range(0, len(kept), FIRST_LINES_ELEMENTS):
+        self.first_lines.update(first_signal_lines(t for k in kept[a:a + FIRST_LINES_ELEMENTS] for t in _strings_in(self.spans[k])))
+    return self.emit(self.spans, texts, sizes, keep, self.sig, self.pack)
 
 # %% ../../nbs/11_compressors_json.ipynb #b28a96d3
 import json
@@ -445,11 +532,21 @@ from ..jsonlex import dumps_ordered          # compact, members in source order,
 def _compress(body: bytes, query: str) -> tuple[bytes, bool] | None:
     "(compact JSON, whether anything was elided or cut), or None for input that is not one UTF-8 JSON value."
     try:
-        try: doc, verbatim = loads_lexical(body), False      # bytes: the decoded copy lives only while it is parsed (issue 12)
-        except DuplicateNameError: doc, verbatim = loads_lexical(body, duplicates='verbatim'), True   # such objects stay whole
-        walk = _Walk(query, present_stems(body))
-        walk.verbatim = verbatim
-        out = walk.value(doc)
+        stems = present_stems(body)
+        walk = _Walk(query, stems)
+        out = walk.stream(body) if len(body) >= STREAM_MIN else None   # a long top-level array: never the whole tree
+        if out is not None:                                  # nothing changed: every element as it was, members in source order
+            changed = bool(walk.markers or walk.cut)
+            if walk.elided >= CONTRACT_MIN_ELIDED: walk.markers[0][NOTE_KEY] = contract_line('elements')
+            if changed: return json_bytes(_dumps_items(out)), True
+            del out
+            return json_bytes('[' + ','.join([dumps_ordered(walk.spans[k]) for k in range(len(walk.spans))]) + ']'), False
+        else:
+            try: doc, verbatim = loads_lexical(body), False      # bytes: the decoded copy lives only while it is parsed (issue 12)
+            except DuplicateNameError: doc, verbatim = loads_lexical(body, duplicates='verbatim'), True   # such objects stay whole
+            walk = _Walk(query, stems)
+            walk.verbatim = verbatim
+            out = walk.value(doc)
         changed = bool(walk.markers or walk.cut)
         if walk.elided >= CONTRACT_MIN_ELIDED: walk.markers[0][NOTE_KEY] = contract_line('elements')
         return json_bytes(dumps_lexical(out) if changed else dumps_ordered(out)), changed
