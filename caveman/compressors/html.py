@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['PARSE_CHUNK_BYTES', 'HIDDEN_XPATH', 'REMOVED_TAGS', 'PERMALINK_TEXTS', 'SCORED_BLOCKS', 'CONTAINERS',
-           'MIN_BLOCK_BYTES', 'PRUNABLE', 'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES',
+           'MIN_BLOCK_BYTES', 'PRUNABLE', 'MIN_LINKS', 'NESTED_LISTS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES',
            'SIGNAL_SCAN_BYTES', 'SIGNAL_CHUNK_CHARS', 'SIGNALS_NOTE', 'COMPRESSOR', 'parse_page', 'clean',
            'parse_clean', 'main_content', 'is_link_list', 'render_text', 'outside_text', 'outside_sections',
            'page_title', 'source_has_signal', 'signal_lines', 'outside_signals', 'compress_page', 'pages',
@@ -200,19 +200,18 @@ PRUNABLE = {'ul', 'ol', 'dl', 'table', 'div'}
 MIN_LINKS = 5
 
 _HEADS_PRE = ('h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre')
+NESTED_LISTS = 2   # lists asked around one: from there down, one walk measures them all
 
 def is_link_list(el, lens: dict | None = None) -> bool:
-    "True for a `ul`/`ol`/`dl`/`table`/`div` with >= 5 links whose link text is >= half its text and no heading or `pre` inside; `lens`: link element -> `_text_len`, read and filled (a render's nested lists measure each link once)."
+    "True for a `ul`/`ol`/`dl`/`table`/`div` with >= 5 links whose link text is >= half its text and no heading or `pre` inside; `lens`: element -> `(_text_len(el), its links' _text_len summed)`, read and filled (a render's nested lists are measured by one walk)."
     if el.tag not in PRUNABLE: return False
     if next(itertools.islice(el.iter('a'), MIN_LINKS - 1, None), None) is None: return False   # a 5th link, no list of them
     if next(el.iter(*_HEADS_PRE), None) is not None: return False
-    if lens is None: lens = {}
-    n = 0
-    for a in el.iter('a'):
-        k = lens.get(a)
-        if k is None: k = lens[a] = _text_len(a)
-        n += k
-    return 2 * n >= _text_len(el)
+    if lens is not None and el not in lens and sum(a in lens for a in el.iterancestors(*PRUNABLE)) >= NESTED_LISTS:
+        lens.update(_text_lengths(el, set(el.iter(*PRUNABLE))))   # deep inside lists asked: it and every list below it, by one walk
+    total, links = lens[el] if lens is not None and el in lens else (_text_len(el), sum(_text_len(a) for a in el.iter('a')))
+    if lens is not None: lens[el] = (total, links)
+    return 2 * links >= total
 
 # %% ../../nbs/19_compressors_html.ipynb #a9ee23b2
 BLOCK_BREAKS = {  # tag -> 2: blank line around it, 1: own line
