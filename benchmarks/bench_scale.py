@@ -81,6 +81,9 @@ def pathological() -> list[tuple[str, bytes]]:
     lines = _lines_of('log')
     return [('16 MiB run of spaces in a line', b'start: ' + b' ' * 16 * 2**20 + b'end\n'),
             ('one 16 MiB JSON line', ('[' + ','.join(one_line) + ']').encode()),
+            ('HTML page: 200 nested divs around 20k links and a paragraph (each level asks whether it is a link list)',
+             b'<html><body>' + b'<div>' * 200 + b''.join(b'<a href="/x%d">link %d</a> ' % (i, i) for i in range(20_000))
+             + b'<p>' + b'Some long prose about the thing, with words. ' * 9_000 + b'</p>' + b'</div>' * 200 + b'</body></html>'),
             ('1M-line log (16 B lines)', b''.join(lines[i % len(lines)].decode()[:15].rstrip('\r\n').encode() + b'\n'   # cut by characters: valid UTF-8
                                                   for i in range(1_000_000))),
             ('4,000 lines of 1,000-5,000 blanks then a word', b''.join(b' ' * (1000 + (i * 7919) % 4001) + b'v%d\n' % i for i in range(4000)))]   # break test 10 row 7: a regex with two adjacent blank runs was quadratic (80 CPU-s a MB)

@@ -114,3 +114,17 @@ def test_signal_lines_and_the_source_check_judge_only_lines_with_a_literal_yet_f
         found += len(got)
         for i in range(0, len(page), 20_000): assert html.source_has_signal(page[i:i + 20_000]) == plain_source(page[i:i + 20_000])
     assert found > 20
+
+
+def test_nested_link_containers_measure_each_link_once(monkeypatch):
+    "Containers nested 60 deep around 300 links and a long paragraph (none a link list): each level asks `is_link_list`, and each level measured every link and its whole text again (60 x 300 link measurements, 50x the count's time at 200 deep); a render now measures each link at most three times (two lists directly, then every list below them by one walk)."
+    depth, links = 60, 300
+    page = ('<html><body>' + '<div>' * depth + ''.join(f'<a href="/x{i}">link {i}</a> ' for i in range(links))
+            + '<p>' + 'Some long prose about the thing, with words. ' * 400 + '</p>' + '</div>' * depth + '</body></html>').encode()
+    measured, real = [], html._text_len
+    monkeypatch.setattr(html, '_text_len', lambda el: measured.append(el.tag) or real(el))
+    doc = html.parse_clean(page)
+    text = html.render_text(doc.find('body'))
+    assert text.count('link 299') == 1 and text.count('Some long prose') == 400   # nothing pruned: the text outweighs the links
+    assert measured.count("a") <= 3 * links, measured.count("a")
+    assert len(measured) <= 3 * links + 3, len(measured)

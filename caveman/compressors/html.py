@@ -4,14 +4,14 @@
 
 # %% auto #0
 __all__ = ['PARSE_CHUNK_BYTES', 'HIDDEN_XPATH', 'REMOVED_TAGS', 'PERMALINK_TEXTS', 'SCORED_BLOCKS', 'CONTAINERS',
-           'MIN_BLOCK_BYTES', 'PRUNABLE', 'MIN_LINKS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES',
+           'MIN_BLOCK_BYTES', 'PRUNABLE', 'MIN_LINKS', 'NESTED_LISTS', 'BLOCK_BREAKS', 'HEADINGS', 'MIN_TEXT_BYTES',
            'SIGNAL_SCAN_BYTES', 'SIGNAL_CHUNK_CHARS', 'SIGNALS_NOTE', 'COMPRESSOR', 'parse_page', 'clean',
            'parse_clean', 'main_content', 'is_link_list', 'render_text', 'outside_text', 'outside_sections',
            'page_title', 'source_has_signal', 'signal_lines', 'outside_signals', 'compress_page', 'pages',
            'compress_html']
 
 # %% ../../nbs/19_compressors_html.ipynb #f70d4df6
-import copy, functools
+import copy, functools, itertools
 import lxml.html, lxml.etree
 
 PARSE_CHUNK_BYTES = 1 << 16
@@ -199,12 +199,19 @@ def main_content(doc):
 PRUNABLE = {'ul', 'ol', 'dl', 'table', 'div'}
 MIN_LINKS = 5
 
-def is_link_list(el) -> bool:
-    "True for a `ul`/`ol`/`dl`/`table`/`div` with >= 5 links whose link text is >= half its text and no heading or `pre` inside."
+_HEADS_PRE = ('h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre')
+NESTED_LISTS = 2   # lists asked around one: from there down, one walk measures them all
+
+def is_link_list(el, lens: dict | None = None) -> bool:
+    "True for a `ul`/`ol`/`dl`/`table`/`div` with >= 5 links whose link text is >= half its text and no heading or `pre` inside; `lens`: element -> `(_text_len(el), its links' _text_len summed)`, read and filled (a render's nested lists are measured by one walk)."
     if el.tag not in PRUNABLE: return False
-    links = list(el.iter('a'))
-    if len(links) < MIN_LINKS or next(el.iter('h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre'), None) is not None: return False
-    return 2 * sum(_text_len(a) for a in links) >= _text_len(el)
+    if next(itertools.islice(el.iter('a'), MIN_LINKS - 1, None), None) is None: return False   # a 5th link, no list of them
+    if next(el.iter(*_HEADS_PRE), None) is not None: return False
+    if lens is not None and el not in lens and sum(a in lens for a in el.iterancestors(*PRUNABLE)) >= NESTED_LISTS:
+        lens.update(_text_lengths(el, set(el.iter(*PRUNABLE))))   # deep inside lists asked: it and every list below it, by one walk
+    total, links = lens[el] if lens is not None and el in lens else (_text_len(el), sum(_text_len(a) for a in el.iter('a')))
+    if lens is not None: lens[el] = (total, links)
+    return 2 * links >= total
 
 # %% ../../nbs/19_compressors_html.ipynb #a9ee23b2
 BLOCK_BREAKS = {  # tag -> 2: blank line around it, 1: own line
@@ -265,47 +272,40 @@ _RENDER_TAGS = frozenset((*BLOCK_BREAKS, *HEADINGS, *PRUNABLE, 'li', 'ul', 'ol',
 def render_text(node) -> str:
     "Text of element `node` and its descendants (not its tail): block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
     node = _without_comments(node)
-    out, depth, only_tail = _Text(), 0, False
+    out, depth, only_tail, lens = _Text(), 0, False, {}   # lens: each link's text length, for `is_link_list`
     walk = lxml.etree.iterwalk(node, events=('start', 'end'))
     for ev, el in walk:
         tag = el.tag
         if tag not in _RENDER_TAGS and tag.__class__ is str:   # inline: a soft break, then its text going in, its tail going out
             out.soft = True
             s = el.text if ev == 'start' else el.tail if el is not node else None
-            if s:
-                if not s.isspace(): out.text(s)
-                elif out.cur: out.space = True
-            continue
-        if ev == 'end':  # leaving an element: its break, then its tail (text after it, inside the parent)
+        elif ev == 'end':  # leaving an element: its break, then its tail (text after it, inside the parent)
             if only_tail: only_tail = False                    # a comment or a pruned list: nothing of it but its tail
             else:
                 if tag in ('ul', 'ol'): depth -= 1
                 elif tag in ('td', 'th'): out.cell -= 1
                 if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
                 else: out.soft = True
-            s = el.tail
-            if s and el is not node:
-                if not s.isspace(): out.text(s)
-                elif out.cur: out.space = True                 # `_Text.text` of white space, without the call
-            continue
-        if not isinstance(tag, str) or (tag in PRUNABLE and el is not node and is_link_list(el)):
-            walk.skip_subtree(); only_tail = True; continue    # its 'end' comes next
-        if tag == 'pre':
-            code = _text_of(el).replace('\r', '')
-            out.verbatim(_fence(code[1:] if code.startswith('\n') else code))
-            walk.skip_subtree(); continue
-        if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
-        else: out.soft = True
-        if tag in HEADINGS: out.prefix = '#' * HEADINGS[tag] + ' '
-        elif tag == 'li': out.prefix = '  ' * max(depth - 1, 0) + '- '
-        elif tag in ('ul', 'ol'): depth += 1
-        elif tag in ('td', 'th'):
-            if out.cur: out.cur.append(' |'); out.space = True
-            out.cell += 1
-        s = el.text
-        if s:
+            s = el.tail if el is not node else None
+        else:
+            if not isinstance(tag, str) or (tag in PRUNABLE and el is not node and is_link_list(el, lens)):
+                walk.skip_subtree(); only_tail = True; continue    # its 'end' comes next
+            if tag == 'pre':
+                code = _text_of(el).replace('\r', '')
+                out.verbatim(_fence(code[1:] if code.startswith('\n') else code))
+                walk.skip_subtree(); continue
+            if tag in BLOCK_BREAKS: out.brk(1 if tag in ('ul', 'ol') and depth else BLOCK_BREAKS[tag])
+            else: out.soft = True
+            if tag in HEADINGS: out.prefix = '#' * HEADINGS[tag] + ' '
+            elif tag == 'li': out.prefix = '  ' * max(depth - 1, 0) + '- '
+            elif tag in ('ul', 'ol'): depth += 1
+            elif tag in ('td', 'th'):
+                if out.cur: out.cur.append(' |'); out.space = True
+                out.cell += 1
+            s = el.text
+        if s:                                                  # the one place text goes in
             if not s.isspace(): out.text(s)
-            elif out.cur: out.space = True
+            elif out.cur: out.space = True                     # `_Text.text` of white space, without the call
     return out.result()
 
 # %% ../../nbs/19_compressors_html.ipynb #f6d15a0a
