@@ -239,11 +239,12 @@ class Job:
 
 # %% ../nbs/01_tokens.ipynb #2fa0d219
 class CountThread:
-    "One long-lived daemon thread (`caveman-count`) that runs jobs one at a time: `submit(fn)` gives a `Job` of `fn()`, or None while the thread has a job (the caller then does the work itself)."
+    "One long-lived daemon thread (`caveman-count`) that runs jobs one at a time: `submit(fn)` gives a `Job` of `fn()`, or None while the thread has a job or could not start (the caller then does the work itself)."
     def __init__(self):
         self._jobs, self._free = queue.SimpleQueue(), threading.Lock()
         self.thread = threading.Thread(target=self._run, name='caveman-count', daemon=True)
-        self.thread.start()
+        try: self.thread.start()
+        except RuntimeError: self.thread = None   # no thread to be had (interpreter shutdown): callers count themselves
     def _run(self):
         while True:
             job = self._jobs.get()
@@ -256,7 +257,7 @@ class CountThread:
         return threading.current_thread() is self.thread
     def submit(self, fn) -> Job | None:
         "A `Job` of `fn()` run on the counting thread; None when it is busy or this is it."
-        if self.here() or not self._free.acquire(blocking=False): return None
+        if self.thread is None or self.here() or not self._free.acquire(blocking=False): return None
         self._jobs.put(job := Job(fn))
         return job
 

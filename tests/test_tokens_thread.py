@@ -6,8 +6,8 @@ path on each regex call (callgrind, 200 KB of prose: +22% instructions a count; 
 thread counts"). So the encoder's first regex call must be made on the counting thread, and every big
 count — the caller's own and the engine's overlapped count of the payload — must run there. Checked in
 a fresh process (the encoder is process-wide) by recording the thread of every encoder call: on the code
-before this change the payload was counted on a fresh thread and the view on the caller's, three threads
-in all, and the first call was the caller's.
+before this change the first call was the caller's, and the engine counted the payload on a fresh thread
+(two threads made big counts).
 """
 import json, subprocess, sys
 
