@@ -105,6 +105,13 @@ def _reset_peak():
         with open('/proc/self/clear_refs', 'w') as f: f.write('5')
     except OSError: pass
 
+def on_counting_thread(f):
+    "`f()` run on caveman's counting thread (`tokens.count_thread`: the thread tiktoken's regex serves at full speed, notebook 01), else here."
+    try: from caveman.tokens import count_thread
+    except ImportError: return f()
+    job = count_thread().submit(f)
+    return f() if job is None else job.result()
+
 def one(path: str, reps: int, mode: str) -> dict:
     "Measured in this (fresh) process: see the module docstring."
     from caveman import ccr
@@ -129,7 +136,7 @@ def one(path: str, reps: int, mode: str) -> dict:
             eng.append((time.perf_counter() - t0, time.process_time() - c0))
         else: eng.append(first)
         c0, t0 = time.process_time(), time.perf_counter()
-        try: enc.encode_ordinary(text)
+        try: on_counting_thread(lambda: enc.encode_ordinary(text))
         except Exception: raise
         except BaseException: cnt = None; continue   # tiktoken's own count panics (a long whitespace run): no ratio
         if cnt is not None: cnt.append((time.perf_counter() - t0, time.process_time() - c0))
@@ -193,6 +200,10 @@ def floors(size: int = 1_000_000) -> list[str]:
         found = cpu(lambda: (_LAST_KIND.clear(), detect(data)))
         out.append(f'| {kind} | the engine\'s own counts (input + view) | {both:.3f} / {c:.3f} | {both / c:.2f}x |')
         out.append(f'| {kind} | detection (every rule up to the match) | {found:.3f} / {c:.3f} | {found / c:.2f}x |')
+    from caveman.tokens import encoded_length, o200k_encoding
+    enc, text = o200k_encoding(), build('prose', size).decode()   # tiktoken's regex pools: fast only on the thread that used them first
+    c, other = cpu(lambda: on_counting_thread(lambda: encoded_length(enc, text))), cpu(lambda: encoded_length(enc, text))
+    out.append(f'| prose | one count on another thread than the counting thread (tiktoken\'s regex pools take their locked slow path) | {other:.3f} / {c:.3f} | {other / c:.2f}x |')
     for kind, what, parse in (('yaml', 'libyaml events', lambda d, t: sum(1 for _ in yaml_events(d))),     # from the bytes, as the compressor reads them
                               ('yaml', 'libyaml events + yaml_layout walk (as the compressor asks: no entry for a short one-line key)', lambda d, t: yaml_layout(d, t.split('\n'), _ONE_LINE_LEAST)),
                               ('html_page', 'libxml2 parse (lxml HTMLPullParser, one page)', lambda d, t: parse_page(d)),

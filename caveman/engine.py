@@ -169,15 +169,16 @@ class Engine:
 
 # %% ../nbs/30_engine.ipynb #c4aa1f9d
 import threading
-from .tokens import O200kCounter
+from .tokens import O200kCounter, count_thread
 
 OVERLAP_MIN_BYTES = 32 * 1024
 
 @patch
 def _count_later(self: Engine, data: bytes):
-    "Start counting `data` (tokens); returns a function giving the count. Inputs of >= 32 KiB counted by `O200kCounter` are counted on a worker thread meanwhile."
+    "Start counting `data` (tokens); returns a function giving the count. Inputs of >= 32 KiB counted by `O200kCounter` are counted meanwhile: on the counting thread (`count_thread`), or on a fresh worker thread when it is busy."
     if len(data) < OVERLAP_MIN_BYTES or not isinstance(self.counter, O200kCounter):
         n = self._count(data); return lambda: n
+    if (job := count_thread().submit(lambda: self._count(data))) is not None: return job.result
     box = []
     worker = threading.Thread(target=lambda: box.append(self._count(data)), name='caveman-count', daemon=True)
     worker.start()

@@ -105,12 +105,14 @@ class _Shifted(Exception): "A block of lines lower-cases to another length (`_sc
 
 _FRAME_BIT = 1 << 60            # in an automaton's value: the key is `file "` (a line where a Python frame can start)
 
-@lru_cache(maxsize=None)
-def _automaton(profile: str, frames: bool = False):
-    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added."
+@lru_cache(maxsize=64)
+def _automaton(profile: str, frames: bool = False, words: tuple[str, ...] = ()):
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added; each of `words` (lower-case str) that is not a literal valued `(0, the word)`."
     import ahocorasick
     a = ahocorasick.Automaton()
     for lit, bits in _LIT_BITS[profile].items(): a.add_word(lit, (bits, lit))
+    for w in words:
+        if w not in _LIT_BITS[profile]: a.add_word(w, (0, w))
     if frames: a.add_word('file "', (_LIT_BITS[profile].get('file "', 0) | _FRAME_BIT, 'file "'))
     a.make_automaton()
     return a
@@ -232,19 +234,18 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
             if k >= 0 and off + i < ends[k]: hit.add(k); i = low.find(w, max(ends[k] - off, i + 1))
             elif k + 1 < len(starts): i = low.find(w, max(starts[k + 1] - off, i + 1))
             else: break
-    auto = _automaton(profile)
+    auto = _automaton(profile, False, tuple(w for w in words if w not in bits_of))   # the words ride in the literals' automaton
     try:
         for off, low in _pieces(text):
             if type(low) is bytes: low = low.decode('ascii')
-            for end, (bits, lit) in auto.iter(low):           # every occurrence of every literal, in one pass
+            for end, (bits, lit) in auto.iter(low):           # every occurrence of every literal and word, in one pass
                 t = off + end - len(lit) + 1
                 k = bisect_right(starts, t) - 1
                 if k >= 0 and t < ends[k]:
-                    ls = max(text.rfind('\n', 0, t) + 1, starts[k])
-                    masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
-                    if (word := found.get(lit)) is not None: word.add(k)   # a word the caller wants that is a literal too: read once
-            for w in words:
-                if w not in bits_of: located(low, off, w, found[w])
+                    if bits:                                  # a literal (a word alone has no class bits)
+                        ls = max(text.rfind('\n', 0, t) + 1, starts[k])
+                        masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
+                    if (word := found.get(lit)) is not None: word.add(k)
     except _Shifted:
         groups = [text[a:b].split('\n') for a, b in spans]
         lines = [[l for l, f in zip(g, fl) if f] for g, fl in zip(groups, signal_flags_each(groups, profile))]
