@@ -401,6 +401,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                              'caveman/compressors/config.py'),
                                             'caveman.compressors.config.LineSet.__len__': ( 'compressors_config.html#lineset.__len__',
                                                                                             'caveman/compressors/config.py'),
+                                            'caveman.compressors.config._breaking': ( 'compressors_config.html#_breaking',
+                                                                                      'caveman/compressors/config.py'),
                                             'caveman.compressors.config._dropped': ( 'compressors_config.html#_dropped',
                                                                                      'caveman/compressors/config.py'),
                                             'caveman.compressors.config._emit': ( 'compressors_config.html#_emit',
