@@ -1654,6 +1654,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'caveman.signals.profile_of': ('signals.html#profile_of', 'caveman/signals.py'),
                                  'caveman.signals.signal_flags': ('signals.html#signal_flags', 'caveman/signals.py'),
                                  'caveman.signals.signal_flags_each': ('signals.html#signal_flags_each', 'caveman/signals.py'),
+                                 'caveman.signals.signal_flags_words': ('signals.html#signal_flags_words', 'caveman/signals.py'),
                                  'caveman.signals.span_signal_lines': ('signals.html#span_signal_lines', 'caveman/signals.py'),
                                  'caveman.signals.table_signal_flags': ('signals.html#table_signal_flags', 'caveman/signals.py')},
             'caveman.textsize': {'caveman.textsize.text_bytes': ('textsize.html#text_bytes', 'caveman/textsize.py')},

@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'SPAN_CHARS', 'FIRST_LINES_CHARS', 'STATUS_COLUMNS', 'SIGNAL_REPEATS',
-           'profile_of', 'line_signal', 'signal_flags', 'signal_flags_each', 'span_signal_lines', 'holds_signal',
-           'diff_signal_flags', 'member_signal', 'first_signal_lines', 'json_signal', 'table_signal_flags',
-           'forced_signals']
+           'profile_of', 'line_signal', 'signal_flags', 'signal_flags_words', 'signal_flags_each', 'span_signal_lines',
+           'holds_signal', 'diff_signal_flags', 'member_signal', 'first_signal_lines', 'json_signal',
+           'table_signal_flags', 'forced_signals']
 
 # %% ../nbs/05_signals.ipynb #f29e4ce1
 OUTPUT, PROSE, SOURCE = 'output', 'prose', 'source'
@@ -104,14 +104,16 @@ _LIT_BITS = {p: {lit: bits for lit in _LITERALS                       # profile 
 class _Shifted(Exception): "A block of lines lower-cases to another length (`_scan`)."
 
 _FRAME_BIT = 1 << 60            # in an automaton's value: the key is `file "` (a line where a Python frame can start)
+_WORD_BIT = 1 << 61             # in an automaton's value: the key is one of the caller's `words`
 
 @lru_cache(maxsize=None)
-def _automaton(profile: str, frames: bool = False):
-    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added."
+def _automaton(profile: str, frames: bool = False, words: tuple[str, ...] = ()):
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added; each of `words` (lower-case) with `_WORD_BIT` added."
     import ahocorasick
-    a = ahocorasick.Automaton()
-    for lit, bits in _LIT_BITS[profile].items(): a.add_word(lit, (bits, lit))
-    if frames: a.add_word('file "', (_LIT_BITS[profile].get('file "', 0) | _FRAME_BIT, 'file "'))
+    a, bits = ahocorasick.Automaton(), dict(_LIT_BITS[profile])
+    if frames: bits['file "'] = bits.get('file "', 0) | _FRAME_BIT
+    for w in words: bits[w] = bits.get(w, 0) | _WORD_BIT
+    for lit, b in bits.items(): a.add_word(lit, (b, lit))
     a.make_automaton()
     return a
 
@@ -133,10 +135,10 @@ def _lowered_block(block: Sequence[str]) -> tuple[str, list[int]]:
     for k in blank: lows[k] = ' ' * len(block[k])
     return '\n'.join(lows), blank
 
-def _scan(lines: Sequence[str], profile: str, frames: bool = False) -> tuple[list, list[int]]:
-    "`(flags, frame lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case."
-    flags, cands = [None] * len(lines), []
-    classes, masks, found = _BY_PROFILE[profile], {}, _automaton(profile, frames).iter
+def _scan(lines: Sequence[str], profile: str, frames: bool = False, words: tuple[str, ...] = ()) -> tuple[list, list[int], list[int]]:
+    "`(flags, frame lines, word lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case; the word lines (ascending, only with `words`: lower-case literals) may hold one of `words` in any case."
+    flags, cands, hits = [None] * len(lines), [], []
+    classes, masks, found = _BY_PROFILE[profile], {}, _automaton(profile, frames, words).iter
     for b in range(0, len(lines), _BLOCK_LINES):
         block = lines[b:b + _BLOCK_LINES]
         low, blank = _lowered_block(block)
@@ -146,23 +148,28 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False) -> tuple[lis
             if bits & _FRAME_BIT:
                 if not cands or cands[-1] != n: cands.append(n)
                 bits ^= _FRAME_BIT
+            if bits & _WORD_BIT:
+                if not hits or hits[-1] != n: hits.append(n)
+                bits ^= _WORD_BIT
             if bits: masks[n] = masks.get(n, 0) | bits
         for k in blank:                                       # a line `str.lower` lengthens: classified alone
             flags[b + k] = line_signal(block[k], profile)
             if frames and 'file "' in block[k].lower(): cands.append(b + k)
+            if words: hits.append(b + k)                      # blanked: the caller's pattern decides
         if blank and frames: cands.sort()
+        if blank and words: hits[:] = sorted(set(hits))
     for n, mask in masks.items():
         line = lines[n]
         if not line.isascii(): flags[n] = line_signal(line, profile); continue
         for cls, _, rx in classes:                            # in `line_signal`'s order, only the classes whose literals occur
             if mask & 1 and (cls != 'summary' or _may_summarize(line)) and rx.search(line): flags[n] = cls; break
             mask >>= 1
-    return flags, cands
+    return flags, cands, hits
 
 def _line_flags(lines: Sequence[str], profile: str, frames: bool = False):
     "Per line, the class of its first match (`line_signal`'s answer): one Aho–Corasick pass of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it. With `frames`: `(flags, the lines that may start a Python frame)`."
     got = _scan(lines, profile, frames)
-    return got if frames else got[0]
+    return got[:2] if frames else got[0]
 
 # %% ../nbs/05_signals.ipynb #c4645e72
 def _frames(lines: Sequence[str], flags: list, frame_lines: Sequence[int] | None = None) -> None:
@@ -193,11 +200,18 @@ def signal_flags(lines: Sequence[str], profile: str = OUTPUT) -> list[str | None
     if any(flags): _frames(lines, flags, frame_lines)
     return flags
 
+# %% ../nbs/05_signals.ipynb #2fb87820
+def signal_flags_words(lines: Sequence[str], profile: str, words: Sequence[str]) -> tuple[list[str | None], list[int]]:
+    "`(signal_flags(lines, profile), the ascending indices of the lines that may hold one of `words` (lower-case literals, found in any case; a superset: test each with its own pattern))`, in one pass."
+    flags, frame_lines, hits = _scan(lines, profile, True, tuple(words))
+    if any(flags): _frames(lines, flags, frame_lines)
+    return flags, hits
+
 # %% ../nbs/05_signals.ipynb #dc1f19d7
 def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) -> list[list[str | None]]:
     "`[signal_flags(g, profile) for g in groups]` (each a list of str lines): one `_line_flags` pass over all the lines, each group's frames found within it."
     flat = [l for g in groups for l in g]
-    every, frame_lines = _scan(flat, profile, frames=True)
+    every, frame_lines, _ = _scan(flat, profile, frames=True)
     out, pos = [], 0
     for g in groups:
         flags = every[pos:pos + len(g)]

@@ -163,7 +163,7 @@ from ..detect import classify_config, config_kind
 FLAG_WORDS = ('ERROR', 'FAIL', 'FAILED', 'FATAL', 'PANIC', 'EXCEPTION', 'WARNING', 'SECURITY', 'SECRET', 'TOKEN', 'PASSWORD',
               'DENIED', 'REJECTED', 'ROLLBACK')
 _FLAGGED = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
-from ..signals import SOURCE, line_signal, signal_flags
+from ..signals import SOURCE, line_signal, signal_flags, signal_flags_words
 
 def _flags(line: str) -> bool:
     "True for a line that flags something: a flag word, or a signal (`caveman.signals`, source profile: `verify_ssl: false`, `insecureSkipVerify: true`, …)."
@@ -172,6 +172,7 @@ def _flags(line: str) -> bool:
 # %% ../../nbs/16_compressors_config.ipynb #c3662018
 FLAG_BLOCK_BYTES = 1 << 20
 _FLAG_LITERALS = tuple(w.lower().encode() for w in FLAG_WORDS if not any(v != w and w.startswith(v) for v in FLAG_WORDS))   # `fail` finds `failed`
+_FLAG_WORDS_LOW = tuple(w.decode() for w in _FLAG_LITERALS)         # the same as str: `signal_flags_words` finds them beside the signals
 
 def flag_word_lines(body: bytes, lines: Sequence[str]) -> list[bool]:
     "For each line of `lines` (`body`, bytes, decoded and split at `\\n`), whether it holds a flag word (`_FLAGGED`): candidates by `bytes.find` of each word over `body` lowered, the pattern only on them."
@@ -746,8 +747,11 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     inside = LineSet(n, ((a + 1, b) for a, b in groups))
     shape = _yaml_shape(lines, inside) if yml else None               # depth, parents and comments: one pass over the lines
     comment = shape[3] if yml else bytearray(comment_lines(lines, kind, inside))   # per-line facts: a byte a line, not 8
-    flag = bytearray(map(is_not, signal_flags(lines, SOURCE), repeat(None)))   # a signal or a flag word: a byte a line, no Python step per line
-    for i in compress(range(n), flag_word_lines(body, lines)): flag[i] = 1
+    signals, worded = signal_flags_words(lines, SOURCE, _FLAG_WORDS_LOW)   # the flag words found in the signals' own pass
+    flag = bytearray(map(is_not, signals, repeat(None)))              # a signal or a flag word: a byte a line, no Python step per line
+    del signals
+    for i in worded:                                                  # lines that may hold a flag word: the pattern decides
+        if not flag[i] and _FLAGGED.search(lines[i]) is not None: flag[i] = 1
     mask = inside.mask
     marks = [i for i in marked_lines(body) if i < n] if yml else []   # the lines that may be a document marker or hold an anchor
     # a top-level key starts at column 0 (depth 0, or 1 for `-\tkey:`): only those lines and the marked ones are read
