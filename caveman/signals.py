@@ -36,12 +36,13 @@ _SUMMARY = (r'\b(?:[0-9]+ (?:files? changed\b|insertions?\(\+\)|deletions?\(-\)|
             r'|^(?:=+ .*\b[0-9]+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b.* in [0-9.]+s|Ran [0-9]+ tests? in\b)')
 _SAFETY = (r'(?:verify|ssl_verify|verify_ssl|verify_certs?|check_hostname|sslverify|strict_ssl|strictSSL|rejectUnauthorized'
            r'|validate_certs|verify_peer|verify_host)')
-_SECURITY = (r'\b' + _SAFETY + r'["\']?[ \t]*[=:][ \t]*(?:False|false|0|no|off)\b'
-             r'|\b(?:insecure\w*|InsecureSkipVerify|allow_insecure)["\']?[ \t]*[=:][ \t]*(?:True|true)\b'
-             r'|\bshell[ \t]*=[ \t]*True\b|\bCERT_NONE\b|--insecure\b|--no-verify\b|--no-check-certificate\b'
-             r'|\bNODE_TLS_REJECT_UNAUTHORIZED[^\w\n]{0,3}0\b'
-             r'|\bdisable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?[ \t]*[=:][ \t]*(?:True|true|1|yes|on)\b'
-             r'|\bchmod[ \t]+(?:-R[ \t]+)?0?777\b')
+_SECURITY = (r'\b(?:' + _SAFETY + r'["\']?[ \t]*[=:][ \t]*(?:False|false|0|no|off)\b'   # one `\b` a position, then the words:
+             r'|(?:insecure\w*|InsecureSkipVerify|allow_insecure)["\']?[ \t]*[=:][ \t]*(?:True|true)\b'   # a `\b` in front of each
+             r'|shell[ \t]*=[ \t]*True\b|CERT_NONE\b'                                         # alternative was tried at every position
+             r'|NODE_TLS_REJECT_UNAUTHORIZED[^\w\n]{0,3}0\b'                                  # (4-6x slower on a line that holds none,
+             r'|disable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?[ \t]*[=:][ \t]*(?:True|true|1|yes|on)\b'
+             r'|chmod[ \t]+(?:-R[ \t]+)?0?777\b)'                                             # e.g. a `--no-install-recommends` line)
+             r'|--(?:insecure|no-verify|no-check-certificate)\b')
 
 # Each class is tried only when one of its literals (lower case) occurs in the line: `in` is far
 # cheaper than a pattern, and most lines hold none. The classes are tried in this order. Every
