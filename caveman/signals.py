@@ -141,7 +141,7 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False, words: tuple
     flags, cands, hits = [None] * len(lines), [], []
     classes, masks, found = _BY_PROFILE[profile], {}, _automaton(profile, frames, words).iter
     for b in range(0, len(lines), _BLOCK_LINES):
-        block = lines[b:b + _BLOCK_LINES]
+        block, mark = lines[b:b + _BLOCK_LINES], len(hits)
         low, blank = _lowered_block(block)
         starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line k of the block starts at starts[k]
         for end, (bits, _) in found(low):                     # every occurrence; a literal holds no line end
@@ -158,7 +158,7 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False, words: tuple
             if frames and 'file "' in block[k].lower(): cands.append(b + k)
             if words: hits.append(b + k)                      # blanked: the caller's pattern decides
         if blank and frames: cands.sort()
-        if blank and words: hits[:] = sorted(set(hits))
+        if blank and words: hits[mark:] = sorted(hits[mark:])        # this block's: a blanked line holds no literal found
     for n, mask in masks.items():
         line = lines[n]
         if not line.isascii(): flags[n] = line_signal(line, profile); continue
