@@ -178,7 +178,11 @@ def floors(size: int = 1_000_000) -> list[str]:
     "What the engine pays around a compressor (its two counts, detection) and the parse each compressor cannot skip, against tiktoken's count of the same text (CPU, best of 3, this process): the floor under the engine / count ratio."
     from caveman.tokens import default_counter
     from caveman.compressors.code import parser_for, captures, brace_outermost_bodies
-    from caveman.compressors.config import _ONE_LINE_LEAST, yaml_events, yaml_layout
+    from caveman.compressors.config import _ONE_LINE_LEAST, _yaml_shape, flag_word_lines, yaml_events, yaml_layout
+    from caveman.signals import SOURCE, signal_flags
+    def yaml_passes(d, t):                                    # what every YAML payload costs the config compressor before any rule
+        lines = t.split('\n')
+        return yaml_layout(d, lines, _ONE_LINE_LEAST), _yaml_shape(lines), signal_flags(lines, SOURCE), flag_word_lines(d, lines)
     from caveman.compressors.html import parse_page, pages
     from lxml.etree import iterwalk
     counter = default_counter(); counter.count('warm up')
@@ -206,6 +210,7 @@ def floors(size: int = 1_000_000) -> list[str]:
     out.append(f'| prose | one count on another thread than the counting thread (tiktoken\'s regex pools take their locked slow path) | {other:.3f} / {c:.3f} | {other / c:.2f}x |')
     for kind, what, parse in (('yaml', 'libyaml events', lambda d, t: sum(1 for _ in yaml_events(d))),     # from the bytes, as the compressor reads them
                               ('yaml', 'libyaml events + yaml_layout walk (as the compressor asks: no entry for a short one-line key)', lambda d, t: yaml_layout(d, t.split('\n'), _ONE_LINE_LEAST)),
+                              ('yaml', 'the same + the per-line passes every line needs (indentation, parents and comments: `_yaml_shape`; the signal and flag-word scans)', yaml_passes),
                               ('html_page', 'libxml2 parse (lxml HTMLPullParser, one page)', lambda d, t: parse_page(d)),
                               ('html', 'libxml2 parse (lxml HTMLPullParser, page by page)', lambda d, t: [parse_page(d[a:b]) for a, b in pages(d)]),
                               ('html', 'libxml2 parse + one lxml iterwalk of each page (every element\'s start and end: what one Python walk of the tree pays)',

@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'SPAN_CHARS', 'FIRST_LINES_CHARS', 'STATUS_COLUMNS', 'SIGNAL_REPEATS',
-           'profile_of', 'line_signal', 'signal_flags', 'signal_flags_each', 'span_signal_lines', 'holds_signal',
-           'diff_signal_flags', 'member_signal', 'first_signal_lines', 'json_signal', 'table_signal_flags',
-           'forced_signals']
+           'profile_of', 'line_signal', 'signal_flags', 'signal_flags_words', 'signal_flags_each', 'span_signal_lines',
+           'holds_signal', 'diff_signal_flags', 'member_signal', 'first_signal_lines', 'json_signal',
+           'table_signal_flags', 'forced_signals']
 
 # %% ../nbs/05_signals.ipynb #f29e4ce1
 OUTPUT, PROSE, SOURCE = 'output', 'prose', 'source'
@@ -36,12 +36,13 @@ _SUMMARY = (r'\b(?:[0-9]+ (?:files? changed\b|insertions?\(\+\)|deletions?\(-\)|
             r'|^(?:=+ .*\b[0-9]+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b.* in [0-9.]+s|Ran [0-9]+ tests? in\b)')
 _SAFETY = (r'(?:verify|ssl_verify|verify_ssl|verify_certs?|check_hostname|sslverify|strict_ssl|strictSSL|rejectUnauthorized'
            r'|validate_certs|verify_peer|verify_host)')
-_SECURITY = (r'\b' + _SAFETY + r'["\']?[ \t]*[=:][ \t]*(?:False|false|0|no|off)\b'
-             r'|\b(?:insecure\w*|InsecureSkipVerify|allow_insecure)["\']?[ \t]*[=:][ \t]*(?:True|true)\b'
-             r'|\bshell[ \t]*=[ \t]*True\b|\bCERT_NONE\b|--insecure\b|--no-verify\b|--no-check-certificate\b'
-             r'|\bNODE_TLS_REJECT_UNAUTHORIZED[^\w\n]{0,3}0\b'
-             r'|\bdisable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?[ \t]*[=:][ \t]*(?:True|true|1|yes|on)\b'
-             r'|\bchmod[ \t]+(?:-R[ \t]+)?0?777\b')
+_SECURITY = (r'\b(?:' + _SAFETY + r'["\']?[ \t]*[=:][ \t]*(?:False|false|0|no|off)\b'   # one `\b` a position, then the words:
+             r'|(?:insecure\w*|InsecureSkipVerify|allow_insecure)["\']?[ \t]*[=:][ \t]*(?:True|true)\b'   # a `\b` in front of each
+             r'|shell[ \t]*=[ \t]*True\b|CERT_NONE\b'                                         # alternative was tried at every position
+             r'|NODE_TLS_REJECT_UNAUTHORIZED[^\w\n]{0,3}0\b'                                  # (4-6x slower on a line that holds none,
+             r'|disable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?[ \t]*[=:][ \t]*(?:True|true|1|yes|on)\b'
+             r'|chmod[ \t]+(?:-R[ \t]+)?0?777\b)'                                             # e.g. a `--no-install-recommends` line)
+             r'|--(?:insecure|no-verify|no-check-certificate)\b')
 
 # Each class is tried only when one of its literals (lower case) occurs in the line: `in` is far
 # cheaper than a pattern, and most lines hold none. The classes are tried in this order. Every
@@ -104,16 +105,16 @@ _LIT_BITS = {p: {lit: bits for lit in _LITERALS                       # profile 
 class _Shifted(Exception): "A block of lines lower-cases to another length (`_scan`)."
 
 _FRAME_BIT = 1 << 60            # in an automaton's value: the key is `file "` (a line where a Python frame can start)
+_WORD_BIT = 1 << 61             # in an automaton's value: the key is one of the caller's `words`
 
 @lru_cache(maxsize=64)
 def _automaton(profile: str, frames: bool = False, words: tuple[str, ...] = ()):
-    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added; each of `words` (lower-case str) that is not a literal valued `(0, the word)`."
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added; each of `words` (lower-case) with `_WORD_BIT` added (a word that is no literal: `_WORD_BIT` alone). At most 64 kept: the words vary with the caller's query."
     import ahocorasick
-    a = ahocorasick.Automaton()
-    for lit, bits in _LIT_BITS[profile].items(): a.add_word(lit, (bits, lit))
-    for w in words:
-        if w not in _LIT_BITS[profile]: a.add_word(w, (0, w))
-    if frames: a.add_word('file "', (_LIT_BITS[profile].get('file "', 0) | _FRAME_BIT, 'file "'))
+    a, bits = ahocorasick.Automaton(), dict(_LIT_BITS[profile])
+    if frames: bits['file "'] = bits.get('file "', 0) | _FRAME_BIT
+    for w in words: bits[w] = bits.get(w, 0) | _WORD_BIT
+    for lit, b in bits.items(): a.add_word(lit, (b, lit))
     a.make_automaton()
     return a
 
@@ -135,12 +136,12 @@ def _lowered_block(block: Sequence[str]) -> tuple[str, list[int]]:
     for k in blank: lows[k] = ' ' * len(block[k])
     return '\n'.join(lows), blank
 
-def _scan(lines: Sequence[str], profile: str, frames: bool = False) -> tuple[list, list[int]]:
-    "`(flags, frame lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case."
-    flags, cands = [None] * len(lines), []
-    classes, masks, found = _BY_PROFILE[profile], {}, _automaton(profile, frames).iter
+def _scan(lines: Sequence[str], profile: str, frames: bool = False, words: tuple[str, ...] = ()) -> tuple[list, list[int], list[int]]:
+    "`(flags, frame lines, word lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case; the word lines (ascending, only with `words`: lower-case literals) may hold one of `words` in any case."
+    flags, cands, hits = [None] * len(lines), [], []
+    classes, masks, found = _BY_PROFILE[profile], {}, _automaton(profile, frames, words).iter
     for b in range(0, len(lines), _BLOCK_LINES):
-        block = lines[b:b + _BLOCK_LINES]
+        block, mark = lines[b:b + _BLOCK_LINES], len(hits)
         low, blank = _lowered_block(block)
         starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line k of the block starts at starts[k]
         for end, (bits, _) in found(low):                     # every occurrence; a literal holds no line end
@@ -148,23 +149,28 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False) -> tuple[lis
             if bits & _FRAME_BIT:
                 if not cands or cands[-1] != n: cands.append(n)
                 bits ^= _FRAME_BIT
+            if bits & _WORD_BIT:
+                if not hits or hits[-1] != n: hits.append(n)
+                bits ^= _WORD_BIT
             if bits: masks[n] = masks.get(n, 0) | bits
         for k in blank:                                       # a line `str.lower` lengthens: classified alone
             flags[b + k] = line_signal(block[k], profile)
             if frames and 'file "' in block[k].lower(): cands.append(b + k)
+            if words: hits.append(b + k)                      # blanked: the caller's pattern decides
         if blank and frames: cands.sort()
+        if blank and words: hits[mark:] = sorted(hits[mark:])        # this block's: a blanked line holds no literal found
     for n, mask in masks.items():
         line = lines[n]
         if not line.isascii(): flags[n] = line_signal(line, profile); continue
         for cls, _, rx in classes:                            # in `line_signal`'s order, only the classes whose literals occur
             if mask & 1 and (cls != 'summary' or _may_summarize(line)) and rx.search(line): flags[n] = cls; break
             mask >>= 1
-    return flags, cands
+    return flags, cands, hits
 
 def _line_flags(lines: Sequence[str], profile: str, frames: bool = False):
     "Per line, the class of its first match (`line_signal`'s answer): one Aho–Corasick pass of the profile's literals over the joined lower-cased text (2,048 lines at a time) tells which classes each line may be, the patterns of only those classify it. With `frames`: `(flags, the lines that may start a Python frame)`."
     got = _scan(lines, profile, frames)
-    return got if frames else got[0]
+    return got[:2] if frames else got[0]
 
 # %% ../nbs/05_signals.ipynb #c4645e72
 def _frames(lines: Sequence[str], flags: list, frame_lines: Sequence[int] | None = None) -> None:
@@ -195,11 +201,18 @@ def signal_flags(lines: Sequence[str], profile: str = OUTPUT) -> list[str | None
     if any(flags): _frames(lines, flags, frame_lines)
     return flags
 
+# %% ../nbs/05_signals.ipynb #2fb87820
+def signal_flags_words(lines: Sequence[str], profile: str, words: Sequence[str]) -> tuple[list[str | None], list[int]]:
+    "`(signal_flags(lines, profile), the ascending indices of the lines that may hold one of `words` (lower-case literals, found in any case; a superset: test each with its own pattern))`, in one pass."
+    flags, frame_lines, hits = _scan(lines, profile, True, tuple(words))
+    if any(flags): _frames(lines, flags, frame_lines)
+    return flags, hits
+
 # %% ../nbs/05_signals.ipynb #dc1f19d7
 def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) -> list[list[str | None]]:
     "`[signal_flags(g, profile) for g in groups]` (each a list of str lines): one `_line_flags` pass over all the lines, each group's frames found within it."
     flat = [l for g in groups for l in g]
-    every, frame_lines = _scan(flat, profile, frames=True)
+    every, frame_lines, _ = _scan(flat, profile, frames=True)
     out, pos = [], 0
     for g in groups:
         flags = every[pos:pos + len(g)]
@@ -242,7 +255,7 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
                 t = off + end - len(lit) + 1
                 k = bisect_right(starts, t) - 1
                 if k >= 0 and t < ends[k]:
-                    if bits:                                  # a literal (a word alone has no class bits)
+                    if bits := bits & ~_WORD_BIT:             # a literal (a word alone has no class bits)
                         ls = max(text.rfind('\n', 0, t) + 1, starts[k])
                         masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
                     if (word := found.get(lit)) is not None: word.add(k)

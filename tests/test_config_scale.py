@@ -174,3 +174,30 @@ def test_the_view_drafts_few_entries(monkeypatch):
     assert compress_config(body) is not None
     every = real(body, decoded_lines(body)[:-1]).entries
     assert len(got) == 1 and len(got[0].entries) * 2 < len(every), (len(got[0].entries), len(every))
+
+
+def test_flag_words_found_in_the_signal_pass(monkeypatch):
+    "The flag words are found in the signals' one Aho–Corasick pass (`signals.signal_flags_words`): no `find` a flag word over the payload (`flag_word_lines`, ~0.1x the count on a megabyte), and the signals still read the lines once."
+    import caveman.compressors.config as C, caveman.signals as S
+    scans, words = [], []
+    scan, word_lines = S._scan, C.flag_word_lines
+    monkeypatch.setattr(S, '_scan', lambda *a, **k: scans.append(len(a[0])) or scan(*a, **k))
+    monkeypatch.setattr(C, 'flag_word_lines', lambda *a, **k: words.append(1) or word_lines(*a, **k))
+    body = build('yaml', 150_000)
+    assert C.compress_config(body) is not None
+    assert words == [] and len(scans) == 1
+
+
+def test_repeats_read_intact_entries_from_a_byte_a_line(monkeypatch):
+    "`repeated_entries` makes one prefix count (characters before each line), not one of the breaking lines and one of the non-ASCII lines beside it: those are a byte a line, built by whole-number operations and read by `bytes.find`."
+    import caveman.compressors.config as C
+    made = []
+    real = C.accumulate
+    monkeypatch.setattr(C, 'accumulate', lambda *a, **k: made.append(1) or real(*a, **k))
+    body = build('yaml', 150_000)
+    body = body.replace(b'name:', 'n\u00e4me:'.encode(), 1)           # a line that is not ASCII: the non-ASCII rows are asked for
+    lines = decoded_lines(body); lines.pop()
+    layout = yaml_layout(body, lines, C._ONE_LINE_LEAST)
+    n = len(lines)
+    got = C.repeated_entries(lines, layout.entries, [True] * n, bytearray(n))
+    assert got and made == [1]

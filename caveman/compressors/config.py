@@ -163,7 +163,7 @@ from ..detect import classify_config, config_kind
 FLAG_WORDS = ('ERROR', 'FAIL', 'FAILED', 'FATAL', 'PANIC', 'EXCEPTION', 'WARNING', 'SECURITY', 'SECRET', 'TOKEN', 'PASSWORD',
               'DENIED', 'REJECTED', 'ROLLBACK')
 _FLAGGED = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
-from ..signals import SOURCE, line_signal, signal_flags
+from ..signals import SOURCE, line_signal, signal_flags, signal_flags_words
 
 def _flags(line: str) -> bool:
     "True for a line that flags something: a flag word, or a signal (`caveman.signals`, source profile: `verify_ssl: false`, `insecureSkipVerify: true`, …)."
@@ -172,6 +172,7 @@ def _flags(line: str) -> bool:
 # %% ../../nbs/16_compressors_config.ipynb #c3662018
 FLAG_BLOCK_BYTES = 1 << 20
 _FLAG_LITERALS = tuple(w.lower().encode() for w in FLAG_WORDS if not any(v != w and w.startswith(v) for v in FLAG_WORDS))   # `fail` finds `failed`
+_FLAG_WORDS_LOW = tuple(w.decode() for w in _FLAG_LITERALS)         # the same as str: `signal_flags_words` finds them beside the signals
 
 def flag_word_lines(body: bytes, lines: Sequence[str]) -> list[bool]:
     "For each line of `lines` (`body`, bytes, decoded and split at `\\n`), whether it holds a flag word (`_FLAGGED`): candidates by `bytes.find` of each word over `body` lowered, the pattern only on them."
@@ -521,33 +522,43 @@ def _run_bytes(lines: Sequence[str], a: int, b: int) -> int:
     return len('\n'.join(lines[a:b]).encode('utf-8')) + 1 if b > a else 0
 
 _ONES = bytes([0] + [1] * 255)                                    # `bytes.translate`: any true byte to 1
+
+def _breaking(marked: bytes, keep: Sequence[bool], comment: bytes) -> bytes:
+    "A byte a line, 1 where `marked` (0/1 bytes) is set or the line is neither kept nor a comment (`keep`, `comment`: bools or small ints, one a line), else 0: whole-number operations on the three rows, no Python step per line."
+    n = len(marked)
+    if not n: return b''
+    kept = int.from_bytes(bytes(keep).translate(_ONES), 'little') | int.from_bytes(bytes(comment).translate(_ONES), 'little')
+    ones = int.from_bytes(b'\x01' * n, 'little')
+    return (int.from_bytes(marked, 'little') | (ones & ~kept)).to_bytes(n, 'little')
+assert _breaking(b'\x00\x01\x00\x00', [True, True, False, False], [0, 0, 0, 1]) == b'\x00\x01\x01\x00'
+
 _ONE_LINE_LEAST = 2 * len(('# ' + elision_marker(1, 'config lines', 'same as .')).encode())   # the bytes (line feed included) a run of one line needs before `repeated_entries` reads it: twice the shortest marker
 
 def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool], comment: Sequence[bool],
                      flag: Sequence[bool] | None = None, marks: Sequence[int] | None = None) -> list[tuple[int, int, str]]:
     "`(start, end, claim)` for each entry (`Entries`, as `yaml_layout` gives them) whose lines `[start, end)` repeat an earlier fully kept entry's, with `same as <path>` (or `same as under <path>` for the body of a kept top-level key); in document order, never overlapping. `flag`: which lines flag something, when already known (else `_flags` per line); `marks`: the lines that may be a document marker or hold an anchor (`marked_lines`), when known."
     if flag is None: flag = [_flags(l) for l in lines]
-    # one prefix count of the lines that break an entry (dropped and no comment, or a flag, a document marker, an anchor): machine ints
+    # a byte a line: the lines that break an entry (dropped and no comment, or a flag, a document marker, an anchor)
     marked = bytearray(flag).translate(_ONES) if isinstance(flag, (bytes, bytearray)) else bytearray(map(bool, flag))   # a byte a line
     for i in [i for i, l in enumerate(lines) if '&' in l or l[:3] in ('---', '...')] if marks is None else marks:   # the few lines that may be a marker or an anchor
         l = lines[i]
         if (l.startswith(('---', '...')) and _DOC_MARKER.match(l)) or ('&' in l and _ANCHOR.search(l)): marked[i] = 1
-    broken = array('i', accumulate(map(or_, marked, map(not_, map(or_, keep, comment))), initial=0))
+    broken = _breaking(marked, keep, comment).find               # `broken(1, a, b) >= 0`: a breaking line in `[a, b)`
     del marked
     first, out, done, item = {}, [], -1, _YAML_ITEM.match         # first: a hash of (top-level, length, lines) -> the entry first seen with it (a list on a collision)
     starts, ends, flags = entries.start, entries.end, entries.flags
     chars = array('q', accumulate(map(len, lines), initial=0))   # characters before each line, and lines not all ASCII: a run's bytes without encoding it
-    wide = None if all(map(str.isascii, lines)) else array('i', accumulate(map(not_, map(str.isascii, lines)), initial=0))
+    wide = None if all(map(str.isascii, lines)) else bytes(map(not_, map(str.isascii, lines))).find   # `wide(1, a, b) >= 0`: a line not ASCII in `[a, b)`
     least, paths = {}, {}                                         # paths: entry -> its path, made once; least: run length -> the fewest bytes such a run needs to be worth its marker
     for i, start, end, f in zip(count(), starts, ends, flags):   # no path made unless named
-        if start < done or f & 4 or broken[end] != broken[start]: continue   # inside an elided one, no path, or not intact
+        if start < done or f & 4 or broken(1, start, end) >= 0: continue   # inside an elided one, no path, or not intact
         a = start + 1 if f & 1 else start
         if a >= end: continue
         need = least.get(end - a)
         if need is None:                                          # the shortest claim: `same as .x`; a marker must be shorter (twice, under 3 lines)
             m = len(('# ' + elision_marker(end - a, 'config lines', 'same as .')).encode())
             need = least[end - a] = m + 1 if end - a >= 3 else 2 * m
-        if chars[end] - chars[a] + end - a < need and (wide is None or wide[end] == wide[a]): continue   # too short to elide, here and wherever it repeats
+        if chars[end] - chars[a] + end - a < need and (wide is None or wide(1, a, end) < 0): continue   # too short to elide, here and wherever it repeats
         if not f & 2 and item(lines[start]): continue            # a key on its item's `- ` line: the item's business
         run = lines[a:end]
         key = hash((f & 1, end - a, hash(tuple(run))))           # a hash, not the lines: one int per entry; equal hashes are compared
@@ -562,7 +573,7 @@ def repeated_entries(lines: Sequence[str], entries: Entries, keep: Sequence[bool
         target = paths.get(same)
         if target is None: target = paths[same] = entries.path(same)   # an entry repeated many times: its path made once
         claim = ('same as under ' if f & 1 else 'same as ') + target
-        run_bytes = chars[end] - chars[a] + end - a if wide is None or wide[end] == wide[a] else _run_bytes(lines, a, end)
+        run_bytes = chars[end] - chars[a] + end - a if wide is None or wide(1, a, end) < 0 else _run_bytes(lines, a, end)
         marker_bytes = indentation(lines[a]) + len(('# ' + elision_marker(end - a, 'config lines', claim)).encode())
         if marker_bytes < run_bytes and worth_eliding(end - a, claim, marker_bytes, run_bytes):
             out.append((a, end, claim)); done = end
@@ -736,8 +747,11 @@ def compress_config(body: bytes, query: str = '') -> bytes | None:
     inside = LineSet(n, ((a + 1, b) for a, b in groups))
     shape = _yaml_shape(lines, inside) if yml else None               # depth, parents and comments: one pass over the lines
     comment = shape[3] if yml else bytearray(comment_lines(lines, kind, inside))   # per-line facts: a byte a line, not 8
-    flag = bytearray(map(is_not, signal_flags(lines, SOURCE), repeat(None)))   # a signal or a flag word: a byte a line, no Python step per line
-    for i in compress(range(n), flag_word_lines(body, lines)): flag[i] = 1
+    signals, worded = signal_flags_words(lines, SOURCE, _FLAG_WORDS_LOW)   # the flag words found in the signals' own pass
+    flag = bytearray(map(is_not, signals, repeat(None)))              # a signal or a flag word: a byte a line, no Python step per line
+    del signals
+    for i in worded:                                                  # lines that may hold a flag word: the pattern decides
+        if not flag[i] and _FLAGGED.search(lines[i]) is not None: flag[i] = 1
     mask = inside.mask
     marks = [i for i in marked_lines(body) if i < n] if yml else []   # the lines that may be a document marker or hold an anchor
     # a top-level key starts at column 0 (depth 0, or 1 for `-\tkey:`): only those lines and the marked ones are read
