@@ -26,6 +26,12 @@ _LOUD = r'(?<![\w./@-])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![\w@/-])|Tr
 _CAMEL = r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|[ \t\r]*$)'
 _PYTEST_E = r'^E {3}'
 _ERRNO = r'= -1 E[A-Z0-9]+\b'
+_CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?<![\w./@-])segfault|\bout of memory\b|\boom[- ]?kill'
+          r'|\bundefined reference to\b|\bcommand not found\b|\bno such file or directory\b|\bconnection (?:refused|reset)\b'
+          r'|\boperation not permitted\b|\bno space left on device\b|\btimed out\b|\btimeout (?:after|waiting|while|exceeded|expired)\b|\bcannot allocate memory\b'
+          r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\])'
+          r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
+_WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _EXIT = (r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)[^\w\n]{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
          r'|(?i:returned non-zero|non-zero exit)')
 _HTTP = (r'"[A-Z]+ [^"\n]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
@@ -58,6 +64,11 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('failure', ('e   ',), _PYTEST_E, (OUTPUT, PROSE, SOURCE)),
     ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
+    ('failure', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
+                 'no such file or directory', 'connection refused', 'connection reset', 'operation not permitted', 'no space left on device',
+                 'timed out', 'timeout ', 'cannot allocate memory', 'too many open files', 'broken pipe', 'read-only file system', '[errno ',
+                 'killed', 'aborted', 'critical', 'emerg', 'err!', 'err:', 'err]', 'err '), _CRASH, (OUTPUT,)),   # break test 10 rows 1-2
+    ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
 ]
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat)) for cls, lits, pat, profiles in _CLASSES if p in profiles] for p in (OUTPUT, PROSE, SOURCE)}
 _LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits))

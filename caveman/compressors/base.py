@@ -600,7 +600,7 @@ def json_fields(element) -> list[tuple[str, str]]:
     return [(k, json_literal(element[k])) for k in sorted(element)]
 
 # %% ../../nbs/10_compressors_base.ipynb #6e7a4a55
-_LOGFMT = re.compile(r'''(?:^|(?<=[\s,\[{(]))([A-Za-z_][A-Za-z0-9_.-]*)=(?:"([^"]*)"|'([^']*)'|([^\s,\]})\[{(]*(?:(?:\[[^\s\[\]{}()]*\]|\{[^\s\[\]{}()]*\}|\([^\s\[\]{}()]*\))[^\s,\]})\[{(]*)*))(?=[\s,\]})]|$)''')
+_LOGFMT = re.compile(r'''(?:^|(?<=[\s,\[{(]))([A-Za-z_][A-Za-z0-9_.-]*)=(?:"([^"]*)"|'([^']*)'|([^\s,\]})\[{(]*(?:(?:\[[^\s\[\]{}()]*\]|\{[^\s\[\]{}()]*\}|\([^\s\[\]{}()]*\))[^\s,\]})\[{(]*)*)(?=[\s,\]})]|$))''')
 
 def logfmt_fields(line: str) -> list[tuple[str, str]]:
     "logfmt `key=value` pairs of a log line as `(name, text literal)`, quotes stripped, an empty value as '' (absent) (reference §3.2)."
