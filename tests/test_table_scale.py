@@ -37,6 +37,20 @@ def elided_rows(view: bytes) -> int:
     return sum(int(m) for m in re.findall(rb'\xe2\x80\xa6 (\d+) rows? elided \(caveman\)', view))
 
 
+def spy(monkeypatch, module, name: str) -> list:
+    "Calls of `module.name` from now on (the first argument of each), each passed through to the real function."
+    calls, real = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **k: calls.append(a[0] if a else None) or real(*a, **k))
+    return calls
+
+
+def compress_afresh(body: bytes = BODY):
+    "The table compressor's view of `body`, with detection's per-payload caches empty before and after."
+    detect.forget_payloads()
+    try: return listing.compress_fixed(body)
+    finally: detect.forget_payloads()
+
+
 def test_payload_is_a_recursive_listing():
     assert detect.detect(BODY) == 'table'
     view = listing.compress_fixed(BODY)
@@ -59,12 +73,8 @@ def test_column_finder_reads_ascii_lines_without_the_token_loop(monkeypatch):
 
 def test_ls_fields_read_once_and_only_for_elided_rows(monkeypatch):
     "Summary fields are read only for rows the keep rules drop (a marker hides most of them), each once: fewer reads than rows (four a row before); which rows to keep needs only the grammar's match."
-    calls = []
-    real = listing.ls_fields
-    monkeypatch.setattr(listing, 'ls_fields', lambda line: calls.append(line) or real(line))
-    detect.forget_payloads()
-    try: view = listing.compress_fixed(BODY)
-    finally: detect.forget_payloads()
+    calls = spy(monkeypatch, listing, 'ls_fields')
+    view = compress_afresh()
     rows = len(re.findall(rb'(?m)^[-dl][rwx-]{9} ', BODY))
     assert elided_rows(view) <= len(calls) < rows, (elided_rows(view), len(calls), rows)
 
@@ -91,23 +101,14 @@ def test_detection_and_compression_trace_a_few_times_the_payload(tmp_path):
 def test_each_summary_rendered_once(monkeypatch):
     "perf11: shedding entries over the budget is arithmetic on their lengths; a summary is rendered once, at the end (it was rendered again per shed step: about 5.6 renders a summary on `ls -laR`)."
     from caveman.compressors import base
-    renders, summaries = [], []
-    real_render, real_text = base._render, base.summary_text
-    monkeypatch.setattr(base, '_render', lambda entries: renders.append(1) or real_render(entries))
-    monkeypatch.setattr(base, 'summary_text', lambda *a, **k: summaries.append(1) or real_text(*a, **k))
-    detect.forget_payloads()
-    try: assert listing.compress_fixed(BODY) is not None
-    finally: detect.forget_payloads()
+    renders, summaries = spy(monkeypatch, base, '_render'), spy(monkeypatch, base, 'summary_text')
+    assert compress_afresh() is not None
     assert summaries and len(renders) <= len(summaries), (len(renders), len(summaries))
 
 
 def test_value_facts_judged_once_per_payload(monkeypatch):
     "perf11: a literal's order (`value_order`, two regexes) is judged about once per payload (`SummaryMemo`, re-judged only after the bounded memo empties), not once per field per elided run it appears in (6x the distinct literals before)."
     from caveman.compressors import base
-    calls = []
-    real = base.value_order
-    monkeypatch.setattr(base, 'value_order', lambda v: calls.append(v) or real(v))
-    detect.forget_payloads()
-    try: assert listing.compress_fixed(BODY) is not None
-    finally: detect.forget_payloads()
+    calls = spy(monkeypatch, base, 'value_order')
+    assert compress_afresh() is not None
     assert calls and len(calls) < 1.5 * len(set(calls)), (len(calls), len(set(calls)))
