@@ -64,7 +64,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('failure', ('e   ',), _PYTEST_E, (OUTPUT, PROSE, SOURCE)),
     ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
-    ('failure', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
+    ('crash', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
                  'no such file or directory', 'connection refused', 'connection reset', 'operation not permitted', 'no space left on device',
                  'timed out', 'timeout ', 'cannot allocate memory', 'too many open files', 'broken pipe', 'read-only file system', '[errno ',
                  'killed', 'aborted', 'critical', 'emerg', 'err!', 'err:', 'err]', 'err '), _CRASH, (OUTPUT,)),   # break test 10 rows 1-2
