@@ -1685,6 +1685,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.shrink.shrink': ('shrink.html#shrink', 'caveman/shrink.py')},
             'caveman.signals': { 'caveman.signals._Shifted': ('signals.html#_shifted', 'caveman/signals.py'),
                                  'caveman.signals._automaton': ('signals.html#_automaton', 'caveman/signals.py'),
+                                 'caveman.signals._fold': ('signals.html#_fold', 'caveman/signals.py'),
                                  'caveman.signals._frames': ('signals.html#_frames', 'caveman/signals.py'),
                                  'caveman.signals._has_literal': ('signals.html#_has_literal', 'caveman/signals.py'),
                                  'caveman.signals._line_flags': ('signals.html#_line_flags', 'caveman/signals.py'),

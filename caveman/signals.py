@@ -73,8 +73,17 @@ _CLASSES = [  # (class, literals, pattern, profiles)
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat)) for cls, lits, pat, profiles in _CLASSES if p in profiles] for p in (OUTPUT, PROSE, SOURCE)}
 _LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits))
 
+_COMPAT = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x17F: 's', 0x130: 'I', 0x131: 'i', 0x212A: 'K', 0x212B: '\u00c5'}
+_COMPAT_CHARS = re.compile('[\uff01-\uff5e\u017f\u0130\u0131\u212a\u212b]')
+
+def _fold(text: str) -> str:
+    "`text` (str) with the compatibility forms a report may be written in folded to plain letters, position for position: full-width ASCII (`ＥＲＲＯＲ`), the long s (`ſegfault`), the dotted and dotless I (`PANİC`, as a Turkish locale upper-cases `panic`), the Kelvin and Ångström signs; `text` itself when it holds none (an ASCII text is not searched)."
+    if text.isascii() or not _COMPAT_CHARS.search(text): return text
+    return text.translate(_COMPAT)
+
 def line_signal(line: str, profile: str = OUTPUT) -> str | None:
-    "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, tried in that order) under a profile, or None."
+    "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, `crash`, `warning`, tried in that order) under a profile, or None; read after `_fold`."
+    line = _fold(line)
     low = line.lower()
     for cls, lits, rx in _BY_PROFILE[profile]:
         for l in lits:                        # a plain loop: `any(...)` built a generator per class per line
@@ -132,6 +141,7 @@ def _automaton(profile: str, frames: bool = False, words: tuple[str, ...] = ()):
 def _lowered(text: str, ascii_lower: bool = False) -> str | bytes:
     "`text` lower-cased for the literal search, position for position: an ASCII text as bytes (`bytes.lower` is several times faster than `str.lower`, and the same on ASCII), any other as str (only its ASCII letters lowered when `ascii_lower`); raises `_Shifted` when the str lower-cases to another length."
     if text.isascii(): return text.encode('ascii').lower()
+    text = _fold(text)
     low = text.translate(_ASCII_LOWER) if ascii_lower else text.lower()
     if len(low) != len(text): raise _Shifted
     return low
@@ -140,9 +150,9 @@ def _lowered_block(block: Sequence[str]) -> tuple[str, list[int]]:
     "`(the lines joined by line feeds and lower-cased position for position, the indices of the lines blanked)`: an ASCII block by `bytes.lower`; a block that `str.lower` lengthens line by line, each line that lengthens replaced by spaces (its flag is `line_signal`'s own)."
     text = '\n'.join(block)
     if text.isascii(): return text.encode('ascii').lower().decode('ascii'), []
-    low = text.lower()
+    low = _fold(text).lower()
     if len(low) == len(text): return low, []
-    lows = [l.lower() for l in block]
+    lows = [_fold(l).lower() for l in block]
     blank = [k for k, (l, w) in enumerate(zip(block, lows)) if len(w) != len(l)]
     for k in blank: lows[k] = ' ' * len(block[k])
     return '\n'.join(lows), blank
@@ -312,7 +322,7 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
 # %% ../nbs/05_signals.ipynb #bca4b07d
 def holds_signal(s: str, profile: str = OUTPUT) -> bool:
     "True when some line of `s` (str) has a signal class under `profile` (`line_signal`); only the lines holding one of the profile's literals are classified, found by one Aho–Corasick pass over `s` lower-cased (ASCII letters only when lowering would shift positions)."
-    low = s.lower()
+    low = _fold(s).lower()
     if len(low) != len(s): low = s.translate(_ASCII_LOWER)
     tried = set()
     for end, _ in _automaton(profile).iter(low):
@@ -389,7 +399,7 @@ _LITERAL_RX = re.compile('|'.join(map(re.escape, _LITERALS)))
 
 def _has_literal(text: str) -> bool:
     "Does `text` contain (case-insensitively) a literal of any line class?"
-    low = text.lower()
+    low = _fold(text).lower()
     if len(low) < 128: return _LITERAL_RX.search(low) is not None
     return any(l in low for l in _LITERALS)
 
@@ -406,7 +416,7 @@ def first_signal_lines(texts) -> dict[str, str | None]:
         while z < len(todo) and size + len(todo[z]) < FIRST_LINES_CHARS: size += len(todo[z]) + 1; z += 1
         groups = [t.split('\n') for t in todo[a:z]]
         flat = [l for g in groups for l in g]
-        if any(not l.isascii() and len(l.lower()) != len(l) for l in flat): return {}
+        if any(not l.isascii() and len(_fold(l).lower()) != len(l) for l in flat): return {}
         flags, pos = _line_flags(flat, PROSE), 0
         for t, g in zip(todo[a:z], groups):
             out[t] = next((l for l, f in zip(g, flags[pos:pos + len(g)]) if f), None); pos += len(g)
