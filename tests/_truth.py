@@ -96,7 +96,7 @@ _KEY_START = re.compile(r'[A-Za-z_]')
 
 
 def logfmt_pairs(line: str) -> list[tuple[str, str]]:
-    "logfmt pairs: a key starts the line or follows white space or one of `,[{(`; value quoted or bare up to white space or `,]})`."
+    "logfmt pairs: a key starts the line or follows white space or one of `,[{(`; value quoted, or bare up to white space or `,]})` taking whole bracket groups (`[]`, `[1,2]`: no blank or bracket inside); a bare value whose group is cut short gives no pair."
     out, i, n = [], 0, len(line)
     while i < n:
         if (i == 0 or line[i - 1].isspace() or line[i - 1] in ',[{(') and line[i].isascii() and _KEY_START.match(line[i]):
@@ -108,9 +108,17 @@ def logfmt_pairs(line: str) -> list[tuple[str, str]]:
                     q = line[j]; e = line.find(q, j + 1)
                     if e >= 0: out.append((k, line[j + 1:e])); i = e + 1; continue
                     # an unclosed quote: the value is bare text from the quote on
-                e = j
-                while e < n and not line[e].isspace() and line[e] not in ',]})': e += 1
-                out.append((k, line[j:e])); i = e; continue
+                e, whole = j, True
+                while e < n and not line[e].isspace() and line[e] not in ',]})':
+                    if line[e] in '[{(':                         # a bracket group is part of the value: `sa_mask=[]`
+                        close, g = ']})'['[{('.index(line[e])], e + 1
+                        while g < n and not line[g].isspace() and line[g] not in '[]{}()': g += 1
+                        if g < n and line[g] == close: e = g + 1; continue
+                        whole = False; break                     # a group cut short: the pair gives no field
+                    e += 1
+                if whole: out.append((k, line[j:e])); i = e
+                else: i = j
+                continue
             i = j; continue
         i += 1
     return out
