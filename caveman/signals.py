@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'SPAN_CHARS', 'FIRST_LINES_CHARS', 'STATUS_COLUMNS', 'SIGNAL_REPEATS',
-           'profile_of', 'line_signal', 'signal_flags', 'signal_flags_words', 'signal_flags_each', 'span_signal_lines',
-           'holds_signal', 'diff_signal_flags', 'member_signal', 'first_signal_lines', 'json_signal',
-           'table_signal_flags', 'forced_signals']
+           'profile_of', 'fold', 'line_signal', 'lowered', 'signal_flags', 'signal_flags_words', 'signal_flags_each',
+           'span_signal_lines', 'holds_signal', 'diff_signal_flags', 'member_signal', 'first_signal_lines',
+           'json_signal', 'table_signal_flags', 'forced_signals']
 
 # %% ../nbs/05_signals.ipynb #f29e4ce1
 OUTPUT, PROSE, SOURCE = 'output', 'prose', 'source'
@@ -76,14 +76,14 @@ _LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits))
 _COMPAT = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x17F: 's', 0x130: 'I', 0x131: 'i', 0x212A: 'K', 0x212B: '\u00c5'}
 _COMPAT_CHARS = re.compile('[\uff01-\uff5e\u017f\u0130\u0131\u212a\u212b]')
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     "`text` (str) with the compatibility forms a report may be written in folded to plain letters, position for position: full-width ASCII (`ＥＲＲＯＲ`), the long s (`ſegfault`), the dotted and dotless I (`PANİC`, as a Turkish locale upper-cases `panic`), the Kelvin and Ångström signs; `text` itself when it holds none (an ASCII text is not searched)."
     if text.isascii() or not _COMPAT_CHARS.search(text): return text
     return text.translate(_COMPAT)
 
 def line_signal(line: str, profile: str = OUTPUT) -> str | None:
-    "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, `crash`, `warning`, tried in that order) under a profile, or None; read after `_fold`."
-    line = _fold(line)
+    "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, `crash`, `warning`, tried in that order) under a profile, or None; read after `fold`."
+    line = fold(line)
     low = line.lower()
     for cls, lits, rx in _BY_PROFILE[profile]:
         for l in lits:                        # a plain loop: `any(...)` built a generator per class per line
@@ -114,15 +114,12 @@ from functools import lru_cache
 _PY_FRAME = re.compile(r'\s*File "[^"]*", line [0-9]+')
 _PYTEST_LOC = re.compile(r'[^\s:]+:[0-9]+: [A-Za-z_][\w.]*')
 _E_LINE = re.compile(_PYTEST_E)
-_ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 
 _BLOCK_LINES = 1 << 11          # lines joined at a time: the joined and lowered copies stay small (issue 12 item 6)
 
 _LIT_BITS = {p: {lit: bits for lit in _LITERALS                       # profile -> {literal: bit k set when class k of the profile lists it}
                  if (bits := sum(1 << k for k, (_, lits, _) in enumerate(_BY_PROFILE[p]) if lit in lits))}
              for p in _BY_PROFILE}
-
-class _Shifted(Exception): "A block of lines lower-cases to another length (`_scan`)."
 
 _FRAME_BIT = 1 << 60            # in an automaton's value: the key is `file "` (a line where a Python frame can start)
 _WORD_BIT = 1 << 61             # in an automaton's value: the key is one of the caller's `words`
@@ -138,32 +135,18 @@ def _automaton(profile: str, frames: bool = False, words: tuple[str, ...] = ()):
     a.make_automaton()
     return a
 
-def _lowered(text: str, ascii_lower: bool = False) -> str | bytes:
-    "`text` lower-cased for the literal search, position for position: an ASCII text as bytes (`bytes.lower` is several times faster than `str.lower`, and the same on ASCII), any other as str (only its ASCII letters lowered when `ascii_lower`); raises `_Shifted` when the str lower-cases to another length."
-    if text.isascii(): return text.encode('ascii').lower()
-    text = _fold(text)
-    low = text.translate(_ASCII_LOWER) if ascii_lower else text.lower()
-    if len(low) != len(text): raise _Shifted
-    return low
-
-def _lowered_block(block: Sequence[str]) -> tuple[str, list[int]]:
-    "`(the lines joined by line feeds and lower-cased position for position, the indices of the lines blanked)`: an ASCII block by `bytes.lower`; a block that `str.lower` lengthens line by line, each line that lengthens replaced by spaces (its flag is `line_signal`'s own)."
-    text = '\n'.join(block)
-    if text.isascii(): return text.encode('ascii').lower().decode('ascii'), []
-    low = _fold(text).lower()
-    if len(low) == len(text): return low, []
-    lows = [_fold(l).lower() for l in block]
-    blank = [k for k, (l, w) in enumerate(zip(block, lows)) if len(w) != len(l)]
-    for k in blank: lows[k] = ' ' * len(block[k])
-    return '\n'.join(lows), blank
+def lowered(text: str) -> str:
+    "`text` (str) folded (`fold`) and lower-cased for a literal search, position for position: character k of the answer is character k of `text` as the search reads it. An ASCII text is lowered as bytes (`bytes.lower` is several times faster than `str.lower`, and the same on ASCII)."
+    if text.isascii(): return text.encode('ascii').lower().decode('ascii')
+    return fold(text).lower()
 
 def _scan(lines: Sequence[str], profile: str, frames: bool = False, words: tuple[str, ...] = ()) -> tuple[list, list[int], list[int]]:
     "`(flags, frame lines, word lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case; the word lines (ascending, only with `words`: lower-case literals) may hold one of `words` in any case."
     flags, cands, hits = [None] * len(lines), [], []
     classes, masks, found = _BY_PROFILE[profile], {}, _automaton(profile, frames, words).iter
     for b in range(0, len(lines), _BLOCK_LINES):
-        block, mark = lines[b:b + _BLOCK_LINES], len(hits)
-        low, blank = _lowered_block(block)
+        block = lines[b:b + _BLOCK_LINES]
+        low = lowered('\n'.join(block))
         starts = list(accumulate(map((1).__add__, map(len, block)), initial=0))   # line k of the block starts at starts[k]
         for end, (bits, _) in found(low):                     # every occurrence; a literal holds no line end
             n = b + bisect_right(starts, end) - 1
@@ -174,12 +157,6 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False, words: tuple
                 if not hits or hits[-1] != n: hits.append(n)
                 bits ^= _WORD_BIT
             if bits: masks[n] = masks.get(n, 0) | bits
-        for k in blank:                                       # a line `str.lower` lengthens: classified alone
-            flags[b + k] = line_signal(block[k], profile)
-            if frames and 'file "' in block[k].lower(): cands.append(b + k)
-            if words: hits.append(b + k)                      # blanked: the caller's pattern decides
-        if blank and frames: cands.sort()
-        if blank and words: hits[mark:] = sorted(hits[mark:])        # this block's: a blanked line holds no literal found
     for n, mask in masks.items():
         line = lines[n]
         if not line.isascii(): flags[n] = line_signal(line, profile); continue
@@ -244,12 +221,12 @@ def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) ->
 # %% ../nbs/05_signals.ipynb #07ff7491
 SPAN_CHARS = 1 << 20
 
-def _pieces(text: str, ascii_lower: bool = False):
-    "`(offset, _lowered(text[offset:end]))` for pieces of about `SPAN_CHARS` characters, each cut after a line end (or at the end of `text`); raises `_Shifted` when a piece lower-cases to another length, unless `ascii_lower`."
+def _pieces(text: str):
+    "`(offset, lowered(text[offset:end]))` for pieces of about `SPAN_CHARS` characters, each cut after a line end (or at the end of `text`)."
     n, a = len(text), 0
     while a < n:
         z = text.find('\n', min(a + SPAN_CHARS, n)) + 1 or n
-        yield a, _lowered(text[a:z], ascii_lower)
+        yield a, lowered(text[a:z])
         a = z
 
 def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str = OUTPUT,
@@ -259,34 +236,16 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
     bits_of, classes = _LIT_BITS[profile], _BY_PROFILE[profile]
     found = {w: set() for w in words}
     masks = {}                                                # line start in `text` (cut to its span) -> (span, class bits)
-    def located(low: str | bytes, off: int, w: str, hit: set):
-        "Add to `hit` the spans that hold `w`, from one lower-cased piece at `off`: a search per span that holds it, not per occurrence."
-        if type(low) is bytes: w = w.encode()
-        i = low.find(w)
-        while i >= 0:
-            k = bisect_right(starts, off + i) - 1
-            if k >= 0 and off + i < ends[k]: hit.add(k); i = low.find(w, max(ends[k] - off, i + 1))
-            elif k + 1 < len(starts): i = low.find(w, max(starts[k + 1] - off, i + 1))
-            else: break
     auto = _automaton(profile, False, tuple(w for w in words if w not in bits_of))   # the words ride in the literals' automaton
-    try:
-        for off, low in _pieces(text):
-            if type(low) is bytes: low = low.decode('ascii')
-            for end, (bits, lit) in auto.iter(low):           # every occurrence of every literal and word, in one pass
-                t = off + end - len(lit) + 1
-                k = bisect_right(starts, t) - 1
-                if k >= 0 and t < ends[k]:
-                    if bits := bits & ~_WORD_BIT:             # a literal (a word alone has no class bits)
-                        ls = max(text.rfind('\n', 0, t) + 1, starts[k])
-                        masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
-                    if (word := found.get(lit)) is not None: word.add(k)
-    except _Shifted:
-        groups = [text[a:b].split('\n') for a, b in spans]
-        lines = [[l for l, f in zip(g, fl) if f] for g, fl in zip(groups, signal_flags_each(groups, profile))]
-        found = {w: set() for w in words}
-        for off, low in _pieces(text, ascii_lower=True):
-            for w in words: located(low, off, w, found[w])
-        return lines, found
+    for off, low in _pieces(text):
+        for end, (bits, lit) in auto.iter(low):               # every occurrence of every literal and word, in one pass
+            t = off + end - len(lit) + 1
+            k = bisect_right(starts, t) - 1
+            if k >= 0 and t < ends[k]:
+                if bits := bits & ~_WORD_BIT:                 # a literal (a word alone has no class bits)
+                    ls = max(text.rfind('\n', 0, t) + 1, starts[k])
+                    masks[ls] = k, masks[ls][1] | bits if ls in masks else bits
+                if (word := found.get(lit)) is not None: word.add(k)
     flagged = {}                                              # span -> {line start: class}
     for ls, (k, mask) in masks.items():
         le = text.find('\n', ls) % (len(text) + 1)            # -1 (the last line) -> the end
@@ -321,9 +280,8 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
 
 # %% ../nbs/05_signals.ipynb #bca4b07d
 def holds_signal(s: str, profile: str = OUTPUT) -> bool:
-    "True when some line of `s` (str) has a signal class under `profile` (`line_signal`); only the lines holding one of the profile's literals are classified, found by one Aho–Corasick pass over `s` lower-cased (ASCII letters only when lowering would shift positions)."
-    low = _fold(s).lower()
-    if len(low) != len(s): low = s.translate(_ASCII_LOWER)
+    "True when some line of `s` (str) has a signal class under `profile` (`line_signal`); only the lines holding one of the profile's literals are classified, found by one Aho–Corasick pass over `s` folded and lower-cased (`fold`: positions hold)."
+    low = lowered(s)
     tried = set()
     for end, _ in _automaton(profile).iter(low):
         a = s.rfind('\n', 0, end) + 1
@@ -399,7 +357,7 @@ _LITERAL_RX = re.compile('|'.join(map(re.escape, _LITERALS)))
 
 def _has_literal(text: str) -> bool:
     "Does `text` contain (case-insensitively) a literal of any line class?"
-    low = _fold(text).lower()
+    low = fold(text).lower()
     if len(low) < 128: return _LITERAL_RX.search(low) is not None
     return any(l in low for l in _LITERALS)
 
@@ -408,7 +366,7 @@ FIRST_LINES_CHARS = 1 << 16
 _UNREAD = object()        # `json_signal`: a string the table does not hold
 
 def first_signal_lines(texts) -> dict[str, str | None]:
-    "`{text: its first line (str) with a signal under the prose profile, or None}` for the distinct strings `texts` (number lexemes, which open with U+FDD0, left out); `{}` when a line lower-cases to another length."
+    "`{text: its first line (str) with a signal under the prose profile, or None}` for the distinct strings `texts` (number lexemes, which open with U+FDD0, left out)."
     out = dict.fromkeys(t for t in texts if t[:1] != '\ufdd0')   # the table itself, answers filled in place: one dict, not two
     todo, a = list(out), 0
     while a < len(todo):
@@ -416,7 +374,6 @@ def first_signal_lines(texts) -> dict[str, str | None]:
         while z < len(todo) and size + len(todo[z]) < FIRST_LINES_CHARS: size += len(todo[z]) + 1; z += 1
         groups = [t.split('\n') for t in todo[a:z]]
         flat = [l for g in groups for l in g]
-        if any(not l.isascii() and len(_fold(l).lower()) != len(l) for l in flat): return {}
         flags, pos = _line_flags(flat, PROSE), 0
         for t, g in zip(todo[a:z], groups):
             out[t] = next((l for l, f in zip(g, flags[pos:pos + len(g)]) if f), None); pos += len(g)

@@ -340,7 +340,7 @@ def page_title(doc) -> str:
     return ' '.join(t.text_content().split()) if t is not None else ''
 
 # %% ../../nbs/19_compressors_html.ipynb #bd913369
-from ..signals import PROSE, signal_flags, line_signal, holds_signal, _LIT_BITS, _ASCII_LOWER
+from ..signals import PROSE, signal_flags, line_signal, holds_signal, _LIT_BITS, lowered
 
 SIGNAL_SCAN_BYTES = 1 << 16
 _PROSE_LITERALS = tuple(_LIT_BITS[PROSE])   # the literals of the prose profile's classes: a line without one has no class
@@ -376,31 +376,23 @@ def _pieces_automaton():
     a.make_automaton()
     return a
 
-def _candidate_lines(texts: list[str], out: list[str]) -> bool:
-    "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_LINE_PIECES`), in order; False (nothing appended) when lower-casing moves positions."
+def _candidate_lines(texts: list[str], out: list[str]) -> None:
+    "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_LINE_PIECES`) once lowered (`signals.lowered`), in order."
     big = '\n'.join(texts)
-    if big.isascii(): low = big.encode('ascii').lower().decode('ascii')   # `bytes.lower`: several times `str.lower`, the same on ASCII
-    else:
-        low = big.lower()
-        if len(low) != len(big): return False
-    b = -1
+    low, b = lowered(big), -1
     for end, _ in _pieces_automaton().iter(low):      # every occurrence, by where it ends: lines in order
         if end < b: continue                           # in the line just taken
         a, b = low.rfind('\n', 0, end) + 1, low.find('\n', end)
         if b < 0: b = len(low)
         out.append(' '.join(big[a:b].split()))
-    return True
 
 def signal_lines(doc) -> list[str]:
     "The folded lines (str) of the text blocks of the parsed page `doc` that signal (`caveman.signals`, prose profile), in page order (nested blocks read again)."
-    lines, texts, n, ok = [], [], 0, True
+    lines, texts, n = [], [], 0
     for el in doc.iter(*_TEXT_BLOCKS):
         t = _text_of(el); texts.append(t); n += len(t)
-        if n >= SIGNAL_CHUNK_CHARS:
-            ok, texts, n = _candidate_lines(texts, lines), [], 0
-            if not ok: break
-    if ok and texts: ok = _candidate_lines(texts, lines)
-    if not ok: lines = [' '.join(l.split()) for el in doc.iter(*_TEXT_BLOCKS) for l in _text_of(el).split('\n')]   # every line
+        if n >= SIGNAL_CHUNK_CHARS: _candidate_lines(texts, lines); texts, n = [], 0
+    if texts: _candidate_lines(texts, lines)
     return [l for l, f in zip(lines, signal_flags(lines, PROSE)) if f]
 
 # %% ../../nbs/19_compressors_html.ipynb #9a7bbdfa

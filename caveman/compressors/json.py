@@ -191,21 +191,22 @@ def numeric_leaves(elements: list, start: int = 0, out: dict | None = None) -> d
 LONG_STRING, STRING_HEAD, MIN_GAP, MAX_KEPT_LINE, MIN_SAVED = 1000, 240, 64, 400, 200
 STRING_MARKER = 'chars elided (caveman)'
 _FAILURE_WORD = re.compile(r'(?<![A-Za-z0-9_])(?:' + '|'.join(FORCE_WORDS) + r')(?![A-Za-z0-9_])', re.I | re.A)
-_ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
 
 def string_marker(n: int, summary: str = '') -> str:
     "The in-string marker for `n` elided characters: `… n chars elided (caveman) …`, or `… n chars elided (caveman): summary …` (`1 char` for one)."
     return elision_marker(n, 'chars', summary)
 
 # %% ../../nbs/11_compressors_json.ipynb #75aeca5f
+from ..signals import fold, lowered
+
 def failure_word_starts(s: str, start: int = 0) -> list[int]:
-    "Sorted positions >= `start` where a failure word (`FORCE_WORDS`, ASCII case-insensitive, whole word) begins in `s`."
-    low, hits = s.lower(), set()
-    if len(low) != len(s): low = s.translate(_ASCII_LOWER)      # a letter lowered to two characters: positions would shift
+    "Sorted positions >= `start` where a failure word (`FORCE_WORDS`, ASCII case-insensitive, whole word) begins in `s` (str) folded (`caveman.signals.fold`)."
+    folded, hits = fold(s), set()
+    low = lowered(folded)
     for w in FORCE_WORDS:
         i = low.find(w, start)
         while i >= 0:
-            if _FAILURE_WORD.match(s, i): hits.add(i)
+            if _FAILURE_WORD.match(folded, i): hits.add(i)
             i = low.find(w, i + 1)
     return sorted(hits)
 
