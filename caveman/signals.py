@@ -32,6 +32,16 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
           r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\])'
           r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
+_LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: '
+_APT_E = r'^E: '
+_INTL_FAIL = (r'(?i:(?<![\w./@-])(?:fehler[ns]?|fehlgeschlagen|fehlschlag\w*|schwerwiegend\w*|erreurs?|échec|échoué\w*|fallo|falló|fallid[oa]s?'
+              r'|fallit[oa]|non riuscit[oa]|falha|falhou|ошибк\w*|сбой|неудачно|помилк\w*|збій|невдач\w*|błąd|błęd\w*'
+              r'|niepowodzeni\w*|nie udało się|fout|fouten|mislukt|fel|misslyckades|chyba|chyby|selhal\w*|hata(?:si|lari?|li)?|başarisiz)(?![\w@/-]))'
+              r'|错误|失败|錯誤|失敗|致命|エラー|오류|실패')
+_ERRO = r'(?i:(?<![\w./@-])err(?:os?|ore|ori)(?![\w@/-]))'          # Portuguese and Italian: apart, for `erro` is in every `error` line
+_INTL_WARN = (r'(?i:(?<![\w./@-])(?:warnung|avertissement|attention|advertencia|precaución|atención|aviso|avvertimento|avviso|attenzione'
+              r'|предупреждение|внимание|попередження|увага|ostrzeżenie|uwaga|waarschuwing|varning|varování|pozor|uyari|dikkat|avisando)[ \t\u00a0]?(?=:))'
+              r'|(?:警告|경고)[ \t]?(?=:)')
 _EXIT = (r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)[^\w\n]{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
          r'|(?i:returned non-zero|non-zero exit)')
 _HTTP = (r'"[A-Z]+ [^"\n]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
@@ -69,6 +79,16 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'timed out', 'timeout ', 'cannot allocate memory', 'too many open files', 'broken pipe', 'read-only file system', '[errno ',
                  'killed', 'aborted', 'critical', 'emerg', 'err!', 'err:', 'err]', 'err '), _CRASH, (OUTPUT,)),   # break test 10 rows 1-2
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
+    ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`
+    ('warning', ('warn', 'w: '), _LOUD_WARN, (OUTPUT,)),                             # a log level `WARN`, apt's `W: `
+    ('failure', ('erro',), _ERRO, (OUTPUT,)),
+    ('failure', ('fehl', 'schwerwiegend', 'erreur', 'échec', 'échoué', 'fallo', 'falló', 'fallid', 'fallit', 'non riuscit',
+                 'falha', 'falhou', 'ошибк', 'сбой', 'неудачно', 'помилк', 'збій', 'невдач', 'błąd', 'błęd', 'niepowodzeni',
+                 'nie udało się', 'fout', 'mislukt', 'fel', 'misslyckades', 'chyb', 'selhal', 'hata', 'başarisiz',
+                 '错误', '失败', '錯誤', '失敗', '致命', 'エラー', '오류', '실패'), _INTL_FAIL, (OUTPUT,)),   # gettext's translations
+    ('warning', ('warnung', 'avertissement', 'attention', 'advertencia', 'precaución', 'atención', 'aviso', 'avvertimento', 'avviso',
+                 'attenzione', 'предупреждение', 'внимание', 'попередження', 'увага', 'ostrzeżenie', 'uwaga', 'waarschuwing',
+                 'varning', 'varování', 'pozor', 'uyari', 'dikkat', 'avisando', '警告', '경고'), _INTL_WARN, (OUTPUT,)),
 ]
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat)) for cls, lits, pat, profiles in _CLASSES if p in profiles] for p in (OUTPUT, PROSE, SOURCE)}
 _LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits))
