@@ -19,6 +19,7 @@ def must_keep(line: str) -> bool:
 
 # %% ../../nbs/18_compressors_terminal.ipynb #9ac6972a
 import re
+from ..signals import OUTPUT, line_signal
 
 _ESCAPE = re.compile(r'\x1b(?:\[[0-?]*[ -/]*[@-~]'             # CSI: ESC [ params intermediates final
                      r'|\][^\x07\x1b]*(?:\x07|\x1b\\)'          # OSC: ESC ] text BEL | ESC \
@@ -26,13 +27,13 @@ _ESCAPE = re.compile(r'\x1b(?:\[[0-?]*[ -/]*[@-~]'             # CSI: ESC [ para
                      r'|[0-Z\\-_a-~])')                         # two-byte escapes (Fp, Fe, Fs)
 
 def render_line(line: str) -> str:
-    "A terminal line as the screen shows it: escape sequences removed, carriage-return redraws collapsed to the last non-empty segment, after each distinct earlier segment that `must_keep` (a failure drawn and then drawn over), CR-separated; a final CR is kept (reference §3.11, changed: see above)."
+    "A terminal line as the screen shows it: escape sequences removed, carriage-return redraws collapsed to the last non-empty segment, after each distinct earlier segment that `must_keep` or that has a signal (`caveman.signals.line_signal`, output profile: a failure drawn and then drawn over), CR-separated; a final CR is kept (reference §3.11, changed: see above)."
     cr = line.endswith('\r')
     if cr: line = line[:-1]
     if '\x1b' in line: line = _ESCAPE.sub('', line)
     if '\r' in line:
         segs = [s for s in line.split('\r') if s]
-        early = list(dict.fromkeys(s for s in segs[:-1] if must_keep(s)))     # a failure drawn, then drawn over
+        early = list(dict.fromkeys(s for s in segs[:-1] if must_keep(s) or line_signal(s, OUTPUT)))   # a failure drawn, then drawn over
         line = '\r'.join(early + segs[-1:]) if early else (segs[-1] if segs else '')
     return line + ('\r' if cr else '')
 
@@ -56,6 +57,7 @@ _KEEP_WORDS = ('err', 'fatal', 'panic', 'exception', 'traceback', 'fail', 'warn'
 _KEEP_FRAME = re.compile(r'\n(?:[ \t\r\f\v]+(?:at |File ")|[ \t\r\f\v]*--->)')      # `\s` of `_KEEP` (ASCII), but no line end
 _KEEP_PLACE = re.compile(r':[0-9]+:[0-9]+:')
 _BLOCK_LINES = 1 << 11          # lines joined at a time: the copies stay small (issue 12 item 6)
+from ..signals import lowered
 
 def must_keep_lines(lines: Sequence[str]) -> list[bool]:
     "`[must_keep(l) for l in lines]` (str lines, no line end): the lines that hold none of the literals every alternative needs are never searched (see above)."
@@ -63,9 +65,7 @@ def must_keep_lines(lines: Sequence[str]) -> list[bool]:
     for b in range(0, len(lines), _BLOCK_LINES):
         block = lines[b:b + _BLOCK_LINES]
         text = '\n' + '\n'.join(block)                               # each line after a line end
-        low = text.lower()
-        if len(low) != len(text):                                    # a letter lowered to two: positions would shift
-            keep[b:b + len(block)] = [_KEEP.search(l) is not None for l in block]; continue
+        low = lowered(text)
         starts = list(accumulate(map((1).__add__, map(len, block)), initial=1))   # line k of the block starts at starts[k]
         maybe = set()
         for w in _KEEP_WORDS:
