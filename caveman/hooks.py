@@ -143,15 +143,16 @@ _GAP = 100                     # characters set aside for each marker line
 
 # %% ../nbs/63_hooks.ipynb #a3303c7f
 _LABEL = re.compile(r'(?i:(?<![\w.-])(?:error|fatal|failed|failure|panic)s?)[ \t]*:|^[ \t]*[A-Z][\w.]*(?:Error|Exception)(?::|[ \t\r]*$)')
+_LABEL_WORD = re.compile(r'(?<![\w.-])([^\W\d_]+)[ \t\u00a0]*[:：]')      # a word (letters) before a colon
 
 def _loud_flags(lines: list[str]) -> list:
     "Per line (no newline): its signal class (`caveman.signals`, output profile) when it is a failure line, not a line that merely names the word; else None."
-    from caveman.signals import signal_flags, OUTPUT, PROSE
-    out, prose = signal_flags(lines, OUTPUT), None
+    from caveman.signals import signal_flags, line_signal, OUTPUT, PROSE
+    out = signal_flags(lines, OUTPUT)
     for i, f in enumerate(out):
-        if f != 'failure' or _LABEL.search(lines[i]): continue
-        if prose is None: prose = signal_flags(lines, PROSE)
-        if not prose[i]: out[i] = None
+        if f != 'failure' or _LABEL.search(l := lines[i]) or line_signal(l, PROSE): continue
+        if not any(w in (w.lower(), w.upper(), w.capitalize()) and line_signal(w, OUTPUT) == 'failure' for w in _LABEL_WORD.findall(l)):
+            out[i] = None
     return out
 
 # %% ../nbs/63_hooks.ipynb #2b4c0d95

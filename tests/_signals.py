@@ -20,7 +20,14 @@ What a signal is (the same classes the package documents in nbs/05_signals.ipynb
 - change: in a diff hunk, a removed or added line the other side does not hold up to white space,
   when at most a quarter of the hunk's changed lines differ so (the real edit of a rewritten block);
 - security: a disabled safety check (`verify=False`, `shell=True`, `rejectUnauthorized: false`,
-  `CERT_NONE`, `--insecure`, …).
+  `CERT_NONE`, `--insecure`, …);
+- crash (output only): a report by its phrase: `Permission denied`, `Segmentation fault`, `core dumped`,
+  `out of memory`, `No such file or directory`, `Connection refused`, `command not found`, `timed out`,
+  `undefined reference to`, `[Errno N]`, a loud `Killed`/`Aborted`/`CRITICAL`, npm's `ERR!`, apt's `E: `;
+- warning (output only): `warning:` (any case), a `…Warning:` name, `N warnings emitted|generated`, a
+  loud `WARN`/`WARNING`, apt's `W: `;
+- the failure and warning words of other languages (output only): the words gettext catalogs use for
+  *error*/*failed* (`Fehler`, `erreur`, `ошибка`, `错误`, …) and for *warning* before a colon.
 The result classes (errno, exit, http, summary, security, pytest `E` lines) apply to every content
 type; failure words depend on it: output (log, terminal, search-result, tabular) takes them in any
 case; prose (text, html, JSON string values) only loud (ERROR, FAILED, FATAL, PANIC, Traceback);
@@ -54,6 +61,23 @@ _SECURITY = re.compile(r'\b' + _SAFETY_NAMES + r'["\']?\s*[=:]\s*(?:False|false|
                        r'|\bNODE_TLS_REJECT_UNAUTHORIZED\W{0,3}0\b'
                        r'|\bdisable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?\s*[=:]\s*(?:True|true|1|yes|on)\b'
                        r'|\bchmod\s+(?:-R\s+)?0?777\b')
+_CRASH_PHRASES = re.compile(r'(?i)\b(?:permission denied|access denied|segmentation fault|core dumped|out of memory|no such file or directory'
+                            r'|connection refused|connection reset|command not found|timed out|undefined reference to'
+                            r'|no space left on device|operation not permitted|cannot allocate memory|too many open files'
+                            r'|broken pipe|read-only file system)\b')
+_CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
+_WARN = re.compile(r'(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
+                   r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: ')
+_FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|ошибка|ошибки|помилка|błąd|errore|erro|falhou|fallo|falló'
+                      r'|mislukt|misslyckades|chyba|hata)(?![\w@/-])|错误|失败|錯誤|失敗|エラー|오류|실패'
+                      r'|(?i:(?<![\w./@-])(?:warnung|avertissement|advertencia|avviso|aviso|предупреждение|ostrzeżenie|waarschuwing|varning)[ \t\u00a0]?:)|警告[ \t]?[:：]')
+
+
+def _reported(line: str) -> bool:
+    "A crash, warning or other-language failure line (output profile)."
+    return any(rx.search(line) for rx in (_CRASH_PHRASES, _CRASH, _WARN, _FOREIGN))
+
+
 _DEFINITION = re.compile(r'^\+\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([a-z]+\))?\s+)?(?:async\s+)?(?:def|class|function|func|fn)\b')
 _PY_FRAME = re.compile(r'^\s*File "[^"]*", line [0-9]+')
 _PYTEST_LOC = re.compile(r'^[^\s:]+:[0-9]+: [A-Za-z_][\w.]*')
@@ -70,6 +94,7 @@ def _security(line: str) -> bool: return _SECURITY.search(line) is not None
 
 def line_signal(line: str, profile: str) -> str | None:
     "The class of one line (None: not a signal) under a profile (output, source, prose)."
+    if not line.isascii(): line = ''.join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in line)   # full-width forms
     if _security(line): return 'security'
     if _ERRNO.search(line): return 'errno'
     if _EXIT.search(line): return 'exit'
@@ -78,6 +103,7 @@ def line_signal(line: str, profile: str) -> str | None:
     if _PYTEST_E.match(line): return 'failure'
     if profile == SOURCE: return None
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
+    if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
     return None
 
