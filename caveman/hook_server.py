@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['SERVER_ENV', 'IDLE_ENV', 'IDLE_DEFAULT', 'KEY_ENV', 'PROTOCOL', 'MAX_HEADER', 'MAX_BODY', 'MAX_SOCKET_PATH',
-           'CONNECT_TIMEOUT', 'REPLY_TIMEOUT', 'SERVE_CODE', 'GIVE_BACK_BYTES', 'RETIRE_BYTES', 'BUSY_WAIT', 'enabled',
-           'Unavailable', 'runtime_dir', 'server_key', 'socket_path', 'peer_ok', 'call', 'spawn', 'warm_up', 'serve',
-           'forward', 'status']
+           'CONNECT_TIMEOUT', 'REPLY_TIMEOUT', 'SERVE_CODE', 'GIVE_BACK_BYTES', 'RETIRE_BYTES', 'BUSY_WAIT',
+           'TERM_GRACE', 'enabled', 'Unavailable', 'runtime_dir', 'server_key', 'socket_path', 'peer_ok', 'call',
+           'spawn', 'warm_up', 'serve', 'forward', 'status']
 
 # %% ../nbs/64b_hook_server.ipynb #b7beee0f
 import json, os, socket, stat, sys
@@ -285,6 +285,7 @@ def _one_arena() -> None:
 
 # %% ../nbs/64b_hook_server.ipynb #94b542bc
 BUSY_WAIT = 2.0            # seconds a call waits for the call before it; then the client runs it itself
+TERM_GRACE = 2.0           # seconds a server told to stop (SIGTERM) lets calls in flight go on; their hooks then run them themselves
 
 def _handle(conn, key: str, lock) -> None:
     try:
@@ -336,8 +337,10 @@ def serve(idle: float | None = None) -> int:
     finally: os.umask(old)
     srv.listen(64); srv.settimeout(1.0)
     ino = os.stat(path).st_ino
+    term = []                          # set by SIGTERM
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))    # leave as an idle server leaves
+        def on_term(*_): term.append(1); sys.exit(0)             # leave as an idle server leaves, but without waiting long
+        signal.signal(signal.SIGTERM, on_term)
     lock, busy, last = threading.Lock(), [1], [time.monotonic()]     # busy while warming up: the idle time counts from its end
     base, retire = [None], []          # RSS once warm; set when a big call left the server too large to keep
     def warm():
@@ -370,10 +373,11 @@ def serve(idle: float | None = None) -> int:
     finally:
         if ours(): os.unlink(path)
         srv.close()
-        for _ in range(600):           # let calls in flight finish (up to a minute)
+        for _ in range(int((TERM_GRACE if term else 60) * 10)):   # let calls in flight finish (up to a minute; TERM_GRACE on SIGTERM)
             if not busy: break
             time.sleep(0.1)
         unlock()
+        if term and busy: os._exit(0)  # a call still running holds threads the interpreter's exit would wait on
     return 0
 
 # %% ../nbs/64b_hook_server.ipynb #c9844593

@@ -281,3 +281,32 @@ def test_a_big_call_gives_its_memory_back(env, tmp_path):
     code, out, _ = run(HOOK, bash_event(corpus_path('log_pytest_requests_failures.log').read_text(errors='replace')), env)
     assert code == 0 and HANDLE.search(stdout_of(out))
     assert wait_for_server(env)
+
+
+
+@pytest.mark.slow
+def test_a_busy_server_obeys_sigterm_at_once_and_the_call_is_answered_anyway(env):
+    "SIGTERM while a slow call (a 30 MB log) runs in the server: it leaves within its grace (it used to let the call finish, up to a minute), and the hook whose call was cut short answers in its own process: a view whose handle gives the whole output back."
+    from caveman.hook_server import TERM_GRACE
+    out = ''.join(f'2026-12-01T10:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 17} processed job {i} in {i * 7 % 900} ms\n' for i in range(400_000))
+    run(HOOK, bash_event('warm up\n' * 2000), env)
+    st = wait_for_server(env)
+    box = []
+    t = threading.Thread(target=lambda: box.append((run(HOOK, bash_event(out), env), time.monotonic())))
+    t.start()
+    cpu = lambda: sum(int(x) for x in Path(f'/proc/{st["pid"]}/stat').read_text().rsplit(')', 1)[1].split()[11:13])
+    before = cpu()
+    time.sleep(4)                                              # the call is in the server by now: a 30 MB log takes it many seconds
+    assert cpu() - before > 50                                 # the server is working on it (clock ticks: over half a second of CPU)
+    t0 = time.monotonic()
+    os.kill(st['pid'], 15)
+    assert gone(st['pid'], timeout=90)
+    left = time.monotonic()
+    t.join(300)
+    (rc, answer, err), answered = box[0]
+    assert left - t0 < TERM_GRACE + 10, left - t0
+    assert answered - left > 2, (answered - left)              # it left before answering (the old server answered, then left): the hook ran the call itself
+    assert rc == 0, err
+    handle = HANDLE.search(stdout_of(answer)).group(1)
+    r = subprocess.run([caveman_exe(), 'retrieve', handle], env={**env, 'CAVEMAN_HOOK_SERVER': 'off'}, capture_output=True, timeout=120)
+    assert r.stdout.decode() == out
