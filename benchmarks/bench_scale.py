@@ -12,7 +12,7 @@ process (`python bench_scale.py --one PATH REPS`), so peak RSS is that process's
 for its peak RSS. Repetitions: 5 pairs at 100 KB, 3 at 1 MB, 1 at 16 MB and in the pathological set
 (to keep the section to a few minutes). `BENCH_SCALE_SIZES=100000,1000000` limits the sizes;
 `BENCH_SCALE_TYPES=log,code_js` the types; `BENCH_SCALE_PATHOLOGICAL=0` and `BENCH_SCALE_FLOORS=0` leave out the
-pathological set and the floors (what the engine pays around a compressor — its own counts of the payload and the view, detection — and the parse a compressor cannot skip — libyaml's events, tree-sitter, libxml2's parse — against the count). A run that exceeds the per-process timeout is reported as such.
+pathological set and the floors (what the engine pays around a compressor — its own counts of the payload and the view, detection — and the parse a compressor cannot skip — libyaml's events, tree-sitter, libxml2's parse — against the count; and the memory floor of one 16 MB HTML page: libxml2's tree alone beside the whole html compressor, each in a fresh process, `--floor-rss`). A run that exceeds the per-process timeout is reported as such.
 """
 import json, math, os, re, resource, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
