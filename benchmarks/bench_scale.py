@@ -12,7 +12,7 @@ process (`python bench_scale.py --one PATH REPS`), so peak RSS is that process's
 for its peak RSS. Repetitions: 5 pairs at 100 KB, 3 at 1 MB, 1 at 16 MB and in the pathological set
 (to keep the section to a few minutes). `BENCH_SCALE_SIZES=100000,1000000` limits the sizes;
 `BENCH_SCALE_TYPES=log,code_js` the types; `BENCH_SCALE_PATHOLOGICAL=0` and `BENCH_SCALE_FLOORS=0` leave out the
-pathological set and the floors (what the engine pays around a compressor — its own counts of the payload and the view, detection — and the parse a compressor cannot skip — libyaml's events, tree-sitter, libxml2's parse — against the count). A run that exceeds the per-process timeout is reported as such.
+pathological set and the floors (what the engine pays around a compressor — its own counts of the payload and the view, detection — and the parse a compressor cannot skip — libyaml's events, tree-sitter, libxml2's parse — against the count; and the memory floor of one 16 MB HTML page: libxml2's tree alone beside the whole html compressor, each in a fresh process, `--floor-rss`). A run that exceeds the per-process timeout is reported as such.
 """
 import json, math, os, re, resource, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -226,6 +226,26 @@ def floors(size: int = 1_000_000) -> list[str]:
         out.append(f'| {kind} | {what} | {p:.3f} / {c:.3f} | {p / c:.2f}x |')
     return out
 
+def floor_rss(kind: str, size: int, what: str) -> dict:
+    "Peak RSS above the RSS before the call, in this (fresh) process, of `what` on `build(kind, size)`: 'parse' (`html.parse_page`, libxml2's tree of the page, kept until the peak is read) or 'compress' (`html.compress_html`)."
+    from caveman.compressors.html import parse_page, compress_html
+    data = build(kind, size)
+    rss0 = _rss_now(); _reset_peak()
+    got = parse_page(data) if what == 'parse' else compress_html(data)
+    return {'bytes': len(data), 'above': _peak() - rss0, 'kept': got is not None}
+
+def memory_floors(size: int = 16_000_000) -> list[str]:
+    "The memory floor under the html compressor at `size` bytes (issue 12 target: peak RSS <= 8x the payload): libxml2's tree of one page alone (`parse_page`), beside the whole compressor, each in a fresh process, as peak RSS above the RSS before the call / payload."
+    out = []
+    for what, label in (('parse', "libxml2's tree alone (parse_page of one page, lxml HTMLPullParser)"), ('compress', 'the whole html compressor (compress_html)')):
+        try:
+            cp = subprocess.run([sys.executable, __file__, '--floor-rss', 'html_page', str(size), what], capture_output=True, text=True,
+                                timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+            m = json.loads(cp.stdout.strip().splitlines()[-1])
+            out.append(f'| html_page | {label} | {m["above"] / 2**20:.0f} MiB / {m["bytes"] / 2**20:.0f} MiB | {m["above"] / m["bytes"]:.1f}x |')
+        except Exception as e: out.append(f'| html_page | {label} | error {e!r} | |')
+    return out
+
 def _clear_caches():
     "Empty the `functools` caches of detection, signals and the compressors (a parse shared by detection and a compressor is made again); the encoder's stay."
     for name, mod in list(sys.modules.items()):
@@ -290,6 +310,9 @@ def run() -> str:
                'A type\'s engine / count ratio cannot go below the sum of its rows: for YAML, the engine\'s own counts, detection, and libyaml\'s events with the one Python walk that reads them '
                '(notebook 16, "Cost on big files", gives the split of the rest and the memory floor).', '',
                '| payload | parse | parse / count (s) | ratio |', '|---|---|---:|---:|', *floors()]
+        md += ['', 'Memory floor of one big HTML page at 16 MB (fresh process each, peak RSS above the RSS before the call / payload): '
+               "libxml2's tree of the page alone is over the 8x target, so the html compressor cannot meet it while it scores the page on a whole tree.", '',
+               '| payload | what | peak RSS above start / payload | ratio |', '|---|---|---:|---:|', *memory_floors()]
         md += ['', 'Where each type\'s engine CPU goes at 1 MB (CPU, best of 3, caches emptied before each run, against caveman\'s count of the same text): '
                'detection, the compressor, and the engine\'s own counts (the payload, on a worker thread during the compressor, and the view); '
                'their sum, and one whole `Engine.compress` (memory store). The counts alone are at least 1x: the engine reports the payload\'s tokens.', '',
@@ -299,4 +322,5 @@ def run() -> str:
 
 if __name__ == '__main__':
     if sys.argv[1:2] == ['--one']: print(json.dumps(one(sys.argv[2], int(sys.argv[3]), sys.argv[4])))
+    elif sys.argv[1:2] == ['--floor-rss']: print(json.dumps(floor_rss(sys.argv[2], int(sys.argv[3]), sys.argv[4])))
     else: print(run())
