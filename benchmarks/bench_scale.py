@@ -193,9 +193,9 @@ def floors(size: int = 1_000_000) -> list[str]:
         from caveman import ccr
         return Engine(ccr.open_store(':memory:'), counter=counter).compress(d).output
     eng = Engine(counter=counter)
-    def counts(data, view):                                   # as `_transform` counts: the payload on a worker thread, the view meanwhile
-        later = eng._count_later(data)
-        return eng._count(view), later()
+    def counts(data, view):                                   # as `_transform` counts: the payload on the counting thread, then the view (`_attempt` waits for the payload's count)
+        later = eng._count_later(data); n = later()
+        return eng._count(view), n
     out = []
     for kind in ('yaml', 'prose', 'search'):                  # what every engine call pays before and after its compressor
         data = build(kind, size); text = data.decode(); view = compressed(data)
@@ -234,7 +234,7 @@ def _clear_caches():
                 if callable(getattr(v, 'cache_clear', None)): v.cache_clear()
 
 def splits(size: int = 1_000_000) -> list[str]:
-    "Every type's engine CPU at `size` bytes split into detection, the compressor and the engine's own counts (input on a worker thread, then the view), against caveman's count of the same text (CPU, best of 3, this process, caches emptied before each run): the rows a type's CPU ratio is made of."
+    "Every type's engine CPU at `size` bytes split into detection, the compressor and the engine's own counts (input on the counting thread, then the view), against caveman's count of the same text (CPU, best of 3, this process, caches emptied before each run): the rows a type's CPU ratio is made of."
     from caveman import ccr
     from caveman.detect import detect, unwrap
     from caveman.engine import Engine, default_registry
@@ -247,9 +247,9 @@ def splits(size: int = 1_000_000) -> list[str]:
         eng = Engine(ccr.open_store(':memory:'), counter=counter)
         ctype = detect(unwrap(data)[0]); comp = reg[ctype]
         view = eng.compress(data).output
-        def counts():
-            later = eng._count_later(data)
-            return eng._count(view), later()
+        def counts():                                         # as `_transform` counts: the payload, then the view once it is counted
+            later = eng._count_later(data); n = later()
+            return eng._count(view), n
         c = cpu(lambda: counter.count(text))
         d, k, n = cpu(lambda: detect(data)), cpu(lambda: comp(data, '')), cpu(counts)
         e = cpu(lambda: Engine(ccr.open_store(':memory:'), counter=counter).compress(data))
