@@ -243,8 +243,9 @@ class _Attempt(NamedTuple):
 
 # %% ../nbs/30_engine.ipynb #9283cda4
 @patch
-def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str, records: bool = False) -> _Attempt | None:
-    "Run one compressor on the unwrapped body (`records`: NUL-separated records as lines, see `nul_records`): an `_Attempt`, or None when it declined or raised."
+def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str, records: bool = False,
+             ready=lambda: None) -> _Attempt | None:
+    "Run one compressor on the unwrapped body (`records`: NUL-separated records as lines, see `nul_records`): an `_Attempt`, or None when it declined or raised. `ready()` is called before the view is counted (the payload's pending count: the view is counted after it)."
     carried = carry_stray_bytes(body) if comp.content_type in LINE_TEXT_TYPES else None
     try: out = comp(carried or body, query or '')
     except (KeyboardInterrupt, GeneratorExit): raise
@@ -257,6 +258,7 @@ def _attempt(self: Engine, comp: Compressor, body: bytes, layers, query: str, re
         out = replace(out, output=back)
     if records: out = _records_view(out)
     output = rewrap(out.output, layers)
+    ready()
     return _Attempt(comp, out, output, self._count(output))
 
 # %% ../nbs/30_engine.ipynb #d6aad178
@@ -279,7 +281,7 @@ def _plan(self: Engine, data: bytes | str, mode='compress', type='', query='', e
     if comp is None or comp.safety not in SAFETY_CLASSES: return _Plan(passthru(), comp)
     if SAFETY_CLASSES[comp.safety].requires_ccr and self.store is None and not external_recovery and not allow_without_store:
         return _Plan(passthru(), comp)
-    attempts = [self._attempt(cand, body, layers, query, records is not None) for cand in (comp.candidates if isinstance(comp, BestOf) else (comp,))]
+    attempts = [self._attempt(cand, body, layers, query, records is not None, before_of) for cand in (comp.candidates if isinstance(comp, BestOf) else (comp,))]
     res = passthru()
     before = res.tokens_before
     best = None                      # the fewest tokens below `before` wins; the first of equals

@@ -44,3 +44,37 @@ def test_big_counts_run_on_the_thread_that_first_used_the_encoder():
     assert got['big_calls'] >= 3                     # the caller's two counts and the engine's payload (its view may be small)
     assert not got['first_is_caller']                # the first regex call was made on the counting thread ...
     assert got['big_threads'] == 1 and got['big_on_first']   # ... and every big count ran there
+
+
+VIEW_PROBE = r'''
+import json, threading, time
+from caveman import tokens
+from caveman.compressors.base import Compressor
+from caveman.engine import Engine
+from caveman import ccr
+calls = []                                           # (thread name, characters, start, end) of every count, in order
+_encoded_length = tokens.encoded_length
+def encoded_length(enc, text):
+    t0 = time.perf_counter()
+    if len(text) == PAYLOAD: time.sleep(0.3)         # the payload's count outlasts the compressor, always
+    n = _encoded_length(enc, text)
+    calls.append((threading.current_thread().name, len(text), t0, time.perf_counter())); return n
+tokens.encoded_length = encoded_length
+counter = tokens.default_counter(); counter.count('warm up')
+big = ''.join(f'line {i}: the quick brown fox jumps over the lazy dog, {i * 7} times\n' for i in range(4000))
+PAYLOAD = len(big)
+half = Compressor('text', lambda b, q: b'\n'.join(b.split(b'\n')[::2]), 'S3')   # instant: every other line
+r = Engine(ccr.open_store(':memory:'), counter=counter, registry={'text': half}).compress(big.encode(), type='text')
+calls = [c for c in calls if c[1] >= 32 * 1024]
+print(json.dumps({'calls': [c[:2] for c in calls], 'payload': PAYLOAD, 'view': len(r.output),
+                  'view_after_payload': len(calls) == 2 and calls[1][2] >= calls[0][3]}))
+'''
+
+
+def test_the_view_is_counted_after_the_payload_on_the_counting_thread():
+    "A fast compressor's view used to be counted on the caller's thread beside the payload's count (tiktoken's slow path, and two counts fighting over one regex pool: 2-3.8x of one count in CPU at 1 MB); it now waits for the payload's count and is counted on the counting thread: one count of each, nothing else."
+    r = subprocess.run([sys.executable, '-c', VIEW_PROBE], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got['calls'] == [['caveman-count', got['payload']], ['caveman-count', got['view']]]
+    assert got['view_after_payload']

@@ -149,12 +149,13 @@ def sections_holding(secs: Sequence[str], words: Sequence[str]) -> dict[str, set
 # %% ../../nbs/14_compressors_text.ipynb #0904ffa2
 _FLAG_LOWER = tuple(w.lower() for w in FLAG_WORDS)
 
-def heading_keep(secs: Sequence[str], hits: dict | None = None) -> list[bool]:
-    "For each section, whether the heading or flag rule keeps it: every `#` heading and flagged section; a heading by shape unless it is repeated boilerplate (`_boilerplate`). `hits`: `sections_holding` of `secs` for (at least) the flag words, when made already."
+def heading_keep(secs: Sequence[str], hits: dict | None = None, heads: Sequence[bool] | None = None) -> list[bool]:
+    "For each section, whether the heading or flag rule keeps it: every `#` heading and flagged section; a heading by shape unless it is repeated boilerplate (`_boilerplate`). `hits`: `sections_holding` of `secs` for (at least) the flag words, when made already; `heads`: `is_heading` of each section, when made already."
     hits = hits or sections_holding(secs, _FLAG_LOWER)
+    if heads is None: heads = [is_heading(s) for s in secs]
     keep, seen, flag_at = [], set(), set().union(*(hits[w] for w in _FLAG_LOWER))
     for i, s in enumerate(secs):
-        keep.append((i in flag_at and flagged(s)) or (is_heading(s) and (s.lstrip().startswith('#') or not _boilerplate(s, seen))))
+        keep.append((i in flag_at and flagged(s)) or (heads[i] and (s.lstrip().startswith('#') or not _boilerplate(s, seen))))
         seen.add(s)
     return keep
 
@@ -166,13 +167,14 @@ def is_code(section: str) -> bool:
     return section.startswith(('```', '~~~'), _SPACES.match(section).end())
 
 # %% ../../nbs/14_compressors_text.ipynb #177ae7aa
-def keep_document(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
-    "Keep flags after the redundancy guard over sections, or — when it finds no redundancy (>= 128 promotions, or most of the sections it looked at) — `keep` plus every fenced code block and the first section after each heading."
+def keep_document(secs: Sequence[str], keep: Sequence[bool], heads: Sequence[bool] | None = None) -> list[bool]:
+    "Keep flags after the redundancy guard over sections, or — when it finds no redundancy (>= 128 promotions, or most of the sections it looked at) — `keep` plus every fenced code block and the first section after each heading. `heads`: `is_heading` of each section, when made already."
     def outline(keep: list[bool]) -> list[bool]:
         seen = {s for s, k in zip(secs, keep) if k}
+        hs = [is_heading(s) for s in secs] if heads is None else heads
         for i, s in enumerate(secs):
             if is_code(s): keep[i] = True; continue                                  # every example, even a repeated one
-            if is_heading(s) and i + 1 < len(secs) and not keep[i + 1] and not _boilerplate(secs[i + 1], seen):
+            if hs[i] and i + 1 < len(secs) and not keep[i + 1] and not _boilerplate(secs[i + 1], seen):
                 keep[i + 1] = True; seen.add(secs[i + 1])                           # a repeated lead is boilerplate: kept once
         return keep
     return keep_non_redundant_or_fallback(secs, keep, outline)
@@ -355,10 +357,11 @@ def compress_text(body: bytes, query: str = '') -> bytes | None:
     secs = [text[a:b] for a, b in spans]
     sig, hits = span_signal_lines(text, spans, PROSE, _FLAG_LOWER + _NORMATIVE_WORDS)   # one lower-cased reading: signals and both word rules
     forced = forced_signals([l[0] if l else '' for l in sig], sig)
-    keep = [k or _HTML_BLOCK in s or f or m for k, s, f, m in zip(heading_keep(secs, hits), secs, forced, must_keep_each(secs, hits))]
+    heads = [is_heading(s) for s in secs]                                                # read once: the heading rule and the outline ask
+    keep = [k or _HTML_BLOCK in s or f or m for k, s, f, m in zip(heading_keep(secs, hits, heads), secs, forced, must_keep_each(secs, hits))]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(secs, keep, query, QUERY_LIMIT)
-    keep = keep_parents(secs, keep_table_headers(secs, keep_document(secs, keep)))
+    keep = keep_parents(secs, keep_table_headers(secs, keep_document(secs, keep, heads)))
     runs = dropped_runs(keep)
     if not runs and not removed: return None
     out, pos = [], 0
