@@ -122,17 +122,16 @@ def _boilerplate(s: str, seen: set) -> bool:
 # %% ../../nbs/14_compressors_text.ipynb #56f7cbd0
 from bisect import bisect_right
 
-_ASCII_LOWER = str.maketrans('ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+from ..signals import lowered
 
 def sections_holding(secs: Sequence[str], words: Sequence[str]) -> dict[str, set[int]]:
-    "`{word: indices of the sections (str) whose lower-cased text holds it}` for `words` (lower-case str without a line feed; at least every section whose ASCII letters lower-cased hold it): one `str.find` per word over the sections joined, about a million characters at a time."
+    "`{word: indices of the sections (str) whose lower-cased text holds it}` for `words` (lower-case ASCII str without a line feed; every section whose text lowered as every literal search lowers it, `caveman.signals.lowered`, holds it): one `str.find` per word over the sections joined, about a million characters at a time."
     out, a = {w: set() for w in words}, 0
     while a < len(secs):
         z, size = a + 1, len(secs[a])
         while z < len(secs) and size + len(secs[z]) < 1 << 20: size += len(secs[z]) + 1; z += 1
         text = '\n'.join(secs[a:z])
-        low = text.lower()                                            # ASCII letters as `translate` would; much faster on non-ASCII text
-        if len(low) != len(text): low = text.translate(_ASCII_LOWER)   # a letter lowered to two: positions would shift
+        low = lowered(text)                                           # positions hold: no letter lowers to two
         del text
         starts, pos = [], 0
         for s in secs[a:z]: starts.append(pos); pos += len(s) + 1
