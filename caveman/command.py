@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['EXIT_OK', 'EXIT_FAILURE', 'EXIT_USAGE', 'VERSION_ARGS', 'CliError', 'UsageError', 'raising_usage', 'store_true',
            'Param', 'arg_parser', 'InputTooLarge', 'read_capped', 'read_source', 'json_line', 'error_line',
-           'version_line', 'write_reply']
+           'version_line', 'write_reply', 'ClosedStream', 'ensure_std_streams']
 
 # %% ../nbs/00c_command.ipynb #4005786d
 import json, os, io, sys
@@ -122,3 +122,18 @@ def write_reply(status: int, out: bytes, err: bytes, stdout, stderr) -> int:
         if err: stderr.write(err); stderr.flush()
     except OSError: pass
     return status
+
+# %% ../nbs/00c_command.ipynb #95b772ed
+import errno, sys
+
+class ClosedStream(io.RawIOBase):
+    "A standard stream the process was started without: `read` gives b'' (end of input), `write` raises `OSError(EBADF)`."
+    def readable(self) -> bool: return True
+    def writable(self) -> bool: return True
+    def readinto(self, b) -> int: return 0
+    def write(self, b): raise OSError(errno.EBADF, 'the stream is closed (the process was started without it)')
+
+def ensure_std_streams() -> None:
+    "Give each of `sys.stdin`, `sys.stdout`, `sys.stderr` that is None (its descriptor was closed when the process started) a text stand-in over a `ClosedStream` (with `.buffer`), in place."
+    for name in ('stdin', 'stdout', 'stderr'):
+        if getattr(sys, name) is None: setattr(sys, name, io.TextIOWrapper(ClosedStream(), write_through=True))

@@ -135,8 +135,11 @@ def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', no
     return v if ok(v) else None
 
 # %% ../nbs/63_hooks.ipynb #b0f1b012
-def _gap_line(n: int, unit: str = 'lines') -> str:
-    return elision_marker(n, f'{unit} of the original') + '\n'
+def _gap_line(n: int, unit: str = 'lines', signals: int = 0, first: str = '') -> str:
+    "One marker line for `n` units of the original left out; with `signals` > 0 it counts the signal lines among them (`signals×N first=S`: the issue 10 grammar, `first` the first one)."
+    if not signals: return elision_marker(n, f'{unit} of the original') + '\n'
+    from caveman.compressors.base import signal_section
+    return elision_marker(n, f'{unit} of the original', signal_section(signals, first)) + '\n'
 
 # %% ../nbs/63_hooks.ipynb #99ca28c2
 _GAP = 100                     # characters set aside for each marker line
@@ -145,22 +148,31 @@ _GAP = 100                     # characters set aside for each marker line
 _LABEL = re.compile(r'(?i:(?<![\w.-])(?:error|fatal|failed|failure|panic)s?)[ \t]*:|^[ \t]*[A-Z][\w.]*(?:Error|Exception)(?::|[ \t\r]*$)')
 _LABEL_WORD = re.compile(r'(?<![\w.-])([^\W\d_]+)[ \t\u00a0]*[:：]')      # a word (letters) before a colon
 
-def _loud_flags(lines: list[str]) -> list:
-    "Per line (no newline): its signal class (`caveman.signals`, output profile) when it is a failure line, not a line that merely names the word; else None."
+def _signal_and_loud_flags(lines: list[str]) -> tuple[list, list]:
+    "`(signal flags, loud flags)` per line (no newline): each line's signal class (`caveman.signals`, output profile), and the same with None for a `failure` line that merely names the word (see above)."
     from caveman.signals import signal_flags, line_signal, OUTPUT, PROSE
-    out = signal_flags(lines, OUTPUT)
+    flags = signal_flags(lines, OUTPUT)
+    out = list(flags)
     for i, f in enumerate(out):
         if f != 'failure' or _LABEL.search(l := lines[i]) or line_signal(l, PROSE): continue
         if not any(w in (w.lower(), w.upper(), w.capitalize()) and line_signal(w, OUTPUT) == 'failure' for w in _LABEL_WORD.findall(l)):
             out[i] = None
-    return out
+    return flags, out
+
+def _loud_flags(lines: list[str]) -> list:
+    "Per line (no newline): its signal class (`caveman.signals`, output profile) when it is a failure line, not a line that merely names the word; else None."
+    return _signal_and_loud_flags(lines)[1]
 
 # %% ../nbs/63_hooks.ipynb #2b4c0d95
+from bisect import bisect_left
+
 def _fit_lines(lines: list[str], limit: int) -> str | None:
     "Lines (each with its newline) cut to at most `limit` characters: failure and other signal lines (`_loud_flags`, at most half), first lines (two thirds of the rest), last lines, each gap one `_gap_line`; None when whole lines would fill under half of `limit` (a few long lines)."
-    flags = _loud_flags([l.rstrip('\r\n') for l in lines])
+    sig, flags = _signal_and_loud_flags([l.rstrip('\r\n') for l in lines])
+    sig = [i for i, f in enumerate(sig) if f]                            # every signal line: the gaps count those they hide
+    loud = [i for i, f in enumerate(flags) if f]
     keep, used = set(), 0
-    for i in (i for i, f in enumerate(flags) if f):                    # signal lines first
+    for i in loud:                                                       # failure and other signal lines first
         if used + len(lines[i]) + _GAP <= limit // 2: keep.add(i); used += len(lines[i]) + _GAP
     room, shown = limit - used - 2 * _GAP, 0
     for i, l in enumerate(lines):
@@ -170,13 +182,26 @@ def _fit_lines(lines: list[str], limit: int) -> str | None:
         if shown + len(lines[i]) > room: break
         if i not in keep: keep.add(i); shown += len(lines[i])
     if 2 * (shown + used) < limit: return None
-    out, i = [], 0
-    while i < len(lines):
-        if i in keep: out.append(lines[i]); i += 1; continue
-        j = i
-        while j < len(lines) and j not in keep: j += 1
-        out.append(_gap_line(j - i)); i = j
-    return ''.join(out)
+    def render(keep: set) -> str:
+        out, prev = [], 0
+        for k in sorted(keep) + [len(lines)]:
+            if k > prev:
+                a, b = bisect_left(sig, prev), bisect_left(sig, k)
+                out.append(_gap_line(k - prev, signals=b - a, first=lines[sig[a]] if b > a else ''))
+            if k < len(lines): out.append(lines[k])
+            prev = k + 1
+        return ''.join(out)
+    view, extra = render(keep), []
+    for i in loud:                                                       # room left: more of them, in order
+        if i in keep: continue
+        if len(view) + sum(len(lines[j]) for j in extra) + (len(extra) + 1) * 2 * _GAP + len(lines[i]) > limit: break
+        extra.append(i)
+    if extra: view = render(keep | set(extra))
+    while len(view) > limit and (extra or keep):                        # the gaps' signal counts took more room than set aside
+        if extra: extra.pop()
+        else: keep.discard(max(keep & set(loud)) if keep & set(loud) else max(keep))
+        view = render(keep | set(extra))
+    return view
 
 # %% ../nbs/63_hooks.ipynb #f1fdc9cc
 _BREAK = re.compile(r'[, ]')

@@ -270,14 +270,15 @@ def _parser():
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` or `--version` (reference §8.2)."
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] and argv[0] in VERSION_ARGS:
-        sys.stdout.write(version_line('caveman-shrink').decode()); sys.stdout.flush()
-        return 0
+    from caveman.command import ensure_std_streams, write_reply
+    ensure_std_streams()                                    # started with a stream closed: a stand-in, not a traceback
+    def say(text: str) -> int:                              # a text stdout (a test's StringIO) as it is; a real one as any reply
+        if (out := getattr(sys.stdout, 'buffer', None)) is None: sys.stdout.write(text); return 0
+        return write_reply(0, text.encode(), b'', out, sys.stderr.buffer)
+    if argv[:1] and argv[0] in VERSION_ARGS: return say(version_line('caveman-shrink').decode())
     if argv and argv[0] not in _VERBS and (argv[0] == '-' or (not argv[0].startswith('-') and os.path.exists(argv[0]))):
         argv = ['shrink'] + argv                            # `caveman-shrink FILE` is `caveman-shrink shrink FILE`
     parser = _parser()
     args = parser.parse_intermixed_args(argv)
-    if args.verb == 'help':
-        sys.stdout.write(parser.format_help()); sys.stdout.flush()
-        return 0
+    if args.verb == 'help': return say(parser.format_help())
     return run(args.verb, args.arg, args.json)

@@ -29,7 +29,7 @@ _ERRNO = r'= -1 E[A-Z0-9]+\b'
 _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?<![\w./@-])segfault|\bout of memory\b|\boom[- ]?kill'
           r'|\bundefined reference to\b|\bcommand not found\b|\bno such file or directory\b|\bconnection (?:refused|reset)\b'
           r'|\boperation not permitted\b|\bno space left on device\b|\btimed out\b|\btimeout (?:after|waiting|while|exceeded|expired)\b|\bcannot allocate memory\b'
-          r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\])'
+          r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\]|\b(?:unable to|could not|couldn\'t|cannot|can\'t)\b)'
           r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: '
@@ -77,7 +77,8 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('crash', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
                  'no such file or directory', 'connection refused', 'connection reset', 'operation not permitted', 'no space left on device',
                  'timed out', 'timeout ', 'cannot allocate memory', 'too many open files', 'broken pipe', 'read-only file system', '[errno ',
-                 'killed', 'aborted', 'critical', 'emerg', 'err!', 'err:', 'err]', 'err '), _CRASH, (OUTPUT,)),   # break test 10 rows 1-2
+                 'killed', 'aborted', 'critical', 'emerg', 'err!', 'err:', 'err]', 'err ',
+                 'unable to', 'could not', "couldn't", 'cannot', "can't"), _CRASH, (OUTPUT,)),   # break test 10 rows 1-2, 11 row 4
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`
     ('warning', ('warn', 'w: '), _LOUD_WARN, (OUTPUT,)),                             # a log level `WARN`, apt's `W: `
