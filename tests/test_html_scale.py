@@ -128,3 +128,23 @@ def test_nested_link_containers_measure_each_link_once(monkeypatch):
     assert text.count('link 299') == 1 and text.count('Some long prose') == 400   # nothing pruned: the text outweighs the links
     assert measured.count("a") <= 3 * links, measured.count("a")
     assert len(measured) <= 3 * links + 3, len(measured)
+
+
+def test_the_sections_outside_the_main_content_are_counted_not_rendered(monkeypatch):
+    "Most of a big page lies outside its main content, and its text was rendered only to count its sections (16 MB page: 0.68x of one count of the payload): `outside_sections` now counts them (`html._Count`) without making a `_Text`, and gets what cutting the rendered text gets, on every corpus page and every page of a paste."
+    from caveman.compressors.text import sections
+    from caveman.corpus import corpus_files
+    def plain(doc, node):
+        before, after = html.outside_text(doc, node)
+        return len(sections(before)), len(sections(after))
+    big = build('html_page', 1_000_000)
+    docs = [html.parse_page(big)] + [html.parse_page(p.read_bytes()) for p in corpus_files('html')]
+    paste = build('html', 1_000_000)
+    docs += [html.parse_page(paste[a:b]) for a, b in html.pages(paste)]
+    pairs = [(d, n) for d in docs if d is not None and (n := html.main_content(html.clean(d))) is not None]
+    want = [plain(d, n) for d, n in pairs]
+    assert sum(want[0]) > 100                                  # the big page: many sections outside its main content
+    made, real = [], html._Text
+    monkeypatch.setattr(html, '_Text', lambda: made.append(1) or real())
+    assert [html.outside_sections(d, n) for d, n in pairs] == want
+    assert made == []                                          # no text rendered to count it

@@ -269,10 +269,10 @@ def _without_comments(node):
 # %% ../../nbs/19_compressors_html.ipynb #2280cdd3
 _RENDER_TAGS = frozenset((*BLOCK_BREAKS, *HEADINGS, *PRUNABLE, 'li', 'ul', 'ol', 'td', 'th', 'pre'))   # the tags `render_text` does more at than a soft break
 
-def render_text(node) -> str:
-    "Text of element `node` and its descendants (not its tail): block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
+def _walk_into(node, out):
+    "Walk element `node` and its descendants (not its tail) in document order, feeding `out` (a `_Text`, or anything with its fields `cur` `prefix` `space` `soft` `cell` and methods `brk` `text` `verbatim`) the breaks, prefixes, verbatim `pre` blocks and text; returns `out`."
     node = _without_comments(node)
-    out, depth, only_tail, lens = _Text(), 0, False, {}   # lens: each link's text length, for `is_link_list`
+    depth, only_tail, lens = 0, False, {}   # lens: each link's text length, for `is_link_list`
     walk = lxml.etree.iterwalk(node, events=('start', 'end'))
     for ev, el in walk:
         tag = el.tag
@@ -306,7 +306,11 @@ def render_text(node) -> str:
         if s:                                                  # the one place text goes in
             if not s.isspace(): out.text(s)
             elif out.cur: out.space = True                     # `_Text.text` of white space, without the call
-    return out.result()
+    return out
+
+def render_text(node) -> str:
+    "Text of element `node` and its descendants (not its tail): block breaks, verbatim fenced `pre`, collapsed whitespace, markdown-ish headings/lists/cells (reference §3.12)."
+    return _walk_into(node, _Text()).result()
 
 # %% ../../nbs/19_compressors_html.ipynb #f6d15a0a
 from .base import Compressor, elision_marker
@@ -328,8 +332,65 @@ def outside_text(doc, node) -> tuple[str, str]:
     return before.strip(), after.strip()
 
 # %% ../../nbs/19_compressors_html.ipynb #29e93e7d
+class _Odd(Exception):
+    "A page `_Count` does not read: its outside text is rendered and cut by `sections` instead."
+
+_BLANKISH = re.compile(r'(?m)^[ \t]*$')   # a fence's line `sections` reads as blank (`\n[ \t\r]*\n`; a `pre` has no `\r`)
+
+class _Count:
+    "Counts, for `_walk_into`, the sections (`text.sections`) of the text `_Text` would render before and after the placeholder, stripped, without building it; `result()` -> `(before, after)`."
+    def __init__(self):
+        self.cur, self.prefix, self.blank, self.space, self.soft, self.cell = [], '', False, False, False, 0
+        self.any, self.last = False, ''           # a line rendered yet; the last one's kind: 'L' 'B' 'F' 'P'
+        self.sides = [[0, 0, 0, False, 0]]        # per side: lines, paragraphs, fences, a blank line between two of its lines, lines
+    def _start(self):
+        if self.blank and self.any and self.last != 'B': self.last = 'B'
+        self.blank = False
+    def _line(self, kind):
+        side = self.sides[-1]
+        if side[4] and self.last == 'B': side[3] = True   # a blank line between two lines of this side
+        if kind == 'L':
+            side[0] += 1
+            if self.last != 'L' or not side[4]: side[1] += 1
+        else: side[2] += 1
+        side[4] += 1; self.last, self.any = kind, True
+    def brk(self, level):
+        if self.cell: return
+        if self.cur:
+            if not self.prefix and self.cur[0].lstrip()[:1] in ('`', '~'): raise _Odd   # it may open a fence
+            self._line('L')
+        self.cur, self.prefix = [], ''
+        if level == 2 and self.any: self.blank = True
+    def text(self, s):
+        if '\ue000' in s:
+            if s != _PLACEHOLDER or self.cur or self.cell or len(self.sides) > 1: raise _Odd
+            self.sides.append([0, 0, 0, False, 0]); self.last, self.any, self.blank = 'P', True, False
+            return
+        if not self.cur: self._start()
+        self.cur.append(s)
+    def verbatim(self, lines):
+        code = '\n'.join(lines)
+        if '\ue000' in code: raise _Odd
+        cell, self.cell = self.cell, 0
+        self.brk(2); self._start(); self._line('F')
+        if _BLANKISH.search(code): self.sides[-1][3] = True
+        self.blank, self.cell = True, cell
+    def result(self) -> tuple[int, int]:
+        self.cell = 0; self.brk(0)
+        before, after = (self.sides + [[0, 0, 0, False, 0]])[:2]
+        return tuple(s[1] + s[2] if s[3] else s[0] + s[2] for s in (before, after))
+
+# %% ../../nbs/19_compressors_html.ipynb #f7ac2c13
 def outside_sections(doc, node) -> tuple[int, int]:
-    "How many text sections of the page's rendered `<body>` lie before and after the main content `node` (neither is in the view)."
+    "How many text sections (`text.sections`) of the page's rendered `<body>` lie before and after the main content `node` (neither is in the view): counted by `_Count` over the page with a placeholder for `node`; rendered (`outside_text`) and cut where it gives up (`_Odd`)."
+    body = doc.find('body')
+    parent = node.getparent()
+    if node is body or parent is None: return 0, 0
+    ph = lxml.html.Element('p'); ph.text, ph.tail = _PLACEHOLDER, node.tail
+    parent.replace(node, ph)
+    try: return _walk_into(body, _Count()).result()
+    except _Odd: pass
+    finally: parent.replace(ph, node)
     before, after = outside_text(doc, node)
     return len(sections(before)), len(sections(after))
 
