@@ -60,6 +60,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                              'caveman.ccr._make_private': ('ccr.html#_make_private', 'caveman/ccr.py'),
                              'caveman.ccr._open_ro': ('ccr.html#_open_ro', 'caveman/ccr.py'),
                              'caveman.ccr._open_rw': ('ccr.html#_open_rw', 'caveman/ccr.py'),
+                             'caveman.ccr._read_only_fs': ('ccr.html#_read_only_fs', 'caveman/ccr.py'),
                              'caveman.ccr._retained_expr': ('ccr.html#_retained_expr', 'caveman/ccr.py'),
                              'caveman.ccr._same_file': ('ccr.html#_same_file', 'caveman/ccr.py'),
                              'caveman.ccr._sidecar_idents': ('ccr.html#_sidecar_idents', 'caveman/ccr.py'),

@@ -489,14 +489,24 @@ def _open_ro(path: str | None) -> tuple:
     try: seen = os.lstat(canonical)
     except OSError as e: raise StoreError(f'no recovery store at {canonical}: {e.strerror or e}') from e
     if stat.S_ISLNK(seen.st_mode) or not stat.S_ISREG(seen.st_mode): raise UnsafePath(f'refusing {canonical}: not a regular file')
-    try:
-        conn = _connect(canonical, 'ro')
+    def connect(mode: str):
+        conn = _connect(canonical, mode)
         try:
             conn.execute('SELECT count(*) FROM sqlite_master').fetchone()  # "file is not a database" shows here
             if not _same_file(seen, os.stat(canonical)): raise UnsafePath(f'refusing {canonical}: it changed while the store was opening')
         except BaseException: conn.close(); raise
-    except sqlite3.Error as e: raise StoreError(f'open recovery store {canonical} read-only: {e}') from e
+        return conn
+    try: conn = connect('ro')
+    except sqlite3.Error as e:
+        if not _read_only_fs(canonical): raise StoreError(f'open recovery store {canonical} read-only: {e}') from e
+        try: conn = connect('ro&immutable=1')                       # nothing can write here: the file alone (see above)
+        except sqlite3.Error as e2: raise StoreError(f'open recovery store {canonical} read-only: {e2}') from e2
     return conn, canonical, _ident(seen)
+
+def _read_only_fs(path: str) -> bool:
+    "True when `path` is on a file system mounted read-only (`statvfs`'s `ST_RDONLY`)."
+    try: return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError): return False
 
 # %% ../nbs/02_ccr.ipynb #8cb4ad03
 def resolve_budget(max_bytes: int | None, mode: str) -> tuple[int, str]:
