@@ -144,9 +144,9 @@ def log_line_fields(line: str) -> dict:
 
 
 def row_record(header: list[str], cells: list[str]) -> dict:
-    "Fields of a table row by column position; names trimmed; a name used by two columns is DUP."
+    "Fields of a table row by column position; names trimmed, cells as they are (white space in a CSV cell is part of its value; a markdown cell comes trimmed by its reader); a name used by two columns is DUP."
     names = [h.strip() for h in header]
-    pairs = [(names[i], cells[i].strip() if i < len(cells) else '') for i in range(len(names)) if names[i]]
+    pairs = [(names[i], cells[i] if i < len(cells) else '') for i in range(len(names)) if names[i]]
     return text_fields(pairs)
 
 # ---------------------------------------------------------------------------------------------------------

@@ -160,6 +160,15 @@ def test_class6_repeated_csv_column_names():
     assert b'rows elided (caveman)' in view
 
 
+def test_csv_cells_with_white_space_are_not_claimed_as_their_trimmed_text():
+    "Break test 11 row 9: among 3,000 rows of `1`, a ` 1` and a `1 ` (CSV keeps that white space: Python's csv reader gives ' 1') were counted as `\"1\"`; no claim may say `\"1\"×2994` now."
+    rows = ['id,v,w'] + [f'{i},{" 1" if i == 999 else "1 " if i == 1999 else "1"},{"ok " if i == 2499 else "ok"}' for i in range(3000)]
+    body = ('\n'.join(rows) + '\n').encode()
+    view, problems = judged(body, 'tabular')
+    assert problems == []
+    assert b'rows elided (caveman)' in view
+
+
 def test_class6_markdown_table_with_repeated_names():
     rows = ['| id | state | state |', '|---|---|---|'] + [f'| n{i:03} | ok | {"down" if i % 3 else "ok"} |' for i in range(120)]
     view, problems = judged(('\n'.join(rows) + '\n').encode(), 'tabular')

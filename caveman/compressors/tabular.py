@@ -26,10 +26,11 @@ from itertools import chain
 
 CELL_BLOCK = 1 << 12          # rows read together: their cells are held at once
 
-def _cells(rows) -> list[str]:
-    "The trimmed cells of a block of records (`Rows` from `parse_table`, or lists of cells), row after row."
+def _cells(rows, raw: list | None = None) -> list[str]:
+    "The trimmed cells of a block of records (`Rows` from `parse_table`, or lists of cells), row after row; `raw`, when given, is filled with the cells as they are."
     sep = getattr(rows, 'sep', None)
-    cells = sep.join(rows.packed).split(sep) if sep is not None else chain.from_iterable(rows)
+    cells = sep.join(rows.packed).split(sep) if sep is not None else list(chain.from_iterable(rows))
+    if raw is not None: raw[:] = cells
     return list(map(str.strip, cells))
 
 # %% ../../nbs/13_compressors_tabular.ipynb #a86601fb
@@ -163,10 +164,13 @@ def _run_summary(header: Sequence[str], rows, elided_bytes: int) -> str:
         cols.append((k, f, set()))
     if not fields and not skipped: return ''                            # rows without fields: nothing holds for all
     width = len(header)
+    raw = []
     for a in range(0, len(rows), CELL_BLOCK):
-        cells = _cells(rows[a:a + CELL_BLOCK])
+        cells = _cells(rows[a:a + CELL_BLOCK], raw)
         for k, f, covered in cols:
-            if not f.spoiled: _feed(f, cells[k::width], covered)
+            if f.spoiled: continue
+            if (column := cells[k::width]) != raw[k::width]: f.spoiled = True; continue   # padded: not the trimmed value
+            _feed(f, column, covered)
     return summary_text(list(fields.values()), len(rows), elided_bytes)
 
 # %% ../../nbs/13_compressors_tabular.ipynb #7d3db666
