@@ -558,16 +558,17 @@ def _summarize_few(units: list, elided_bytes: int, memo: 'SummaryMemo | None' = 
                 if len(cols) >= MAX_FIELDS or not _name_facts(name, memo)[0]: skipped.add(name); continue
                 c = cols[name] = [[], False]
             if value != '': c[0].append(value)
-    fields = []
+    fields, new = [], _Field.__new__
     for name, (vals, spoiled) in cols.items():
-        f = _Field(name, vals[0] if vals else None)
+        count = len(vals)
+        if not count or spoiled or OPAQUE in vals or (count == n and vals.count(vals[0]) == n):
+            f = new(_Field)                            # no value, spoiled or one constant everywhere: `_entries` reads only these
+            f.name, f.count, f.first, f.spoiled, f.constant = name, count, vals[0] if count else None, bool(count) and (spoiled or OPAQUE in vals), True
+            fields.append(f); continue
+        f = _Field(name, vals[0])
         fields.append(f)
-        f.count = len(vals)
-        if not vals: continue
-        if spoiled or OPAQUE in vals: f.spoiled = True; continue
-        first = vals[0]
-        f.constant = vals.count(first) == len(vals)
-        if f.constant and len(vals) == n: continue    # a constant everywhere: `_entries` reads nothing more
+        f.count = count
+        f.constant = vals.count(vals[0]) == count
         distinct = dict.fromkeys(vals)
         if len(distinct) > MAX_BUCKETS: f.wide = True
         else:
