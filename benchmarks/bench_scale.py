@@ -197,7 +197,7 @@ def floors(size: int = 1_000_000) -> list[str]:
         later = eng._count_later(data); n = later()
         return eng._count(view), n
     out = []
-    for kind in ('yaml', 'prose', 'search'):                  # what every engine call pays before and after its compressor
+    for kind in ('yaml', 'prose', 'search', 'ls_lR'):         # what every engine call pays before and after its compressor (ls_lR: detection reads every block's table, which the compressor reuses)
         data = build(kind, size); text = data.decode(); view = compressed(data)
         c = cpu(lambda: counter.count(text))
         both = cpu(lambda: counts(data, view))

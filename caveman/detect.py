@@ -558,9 +558,25 @@ def _lanes(line: str) -> int:
         a, b = m.span(); x |= int.from_bytes(b'\x01' * (b - a), 'little') << (8 * a)
     return x
 
+_SPANS: dict = {}                                         # (a, b) -> its int: the layouts of one listing repeat
+
 def _span_lanes(a: int, b: int) -> int:
-    "The int with byte k = 1 for each position `a <= k < b` (the `_lanes` form of a run of columns)."
-    return int.from_bytes(b'\x01' * (b - a), 'little') << (8 * a)
+    "The int with byte k = 1 for each position `a <= k < b` (the `_lanes` form of a run of columns); kept for the last 4,096 runs asked."
+    x = _SPANS.get((a, b))
+    if x is None:
+        if len(_SPANS) >= 4096: _SPANS.clear()
+        x = _SPANS[a, b] = int.from_bytes(b'\x01' * (b - a), 'little') << (8 * a)
+    return x
+
+_FILL_LINES = _FILL[:10] + b'\x02' + _FILL[11:]             # `_FILL`, and a line end -> 2 (where to cut)
+
+def _block_lanes(lines: list[str]) -> list[int]:
+    "`[_lanes(l) for l in lines]`: for an ASCII block of lines no longer than `MAX_FIXED_WIDTH`, one translate of the joined block cut at the line ends (no call per line)."
+    if lines and max(map(len, lines)) <= MAX_FIXED_WIDTH and (block := '\n'.join(lines)).isascii():
+        return list(map(int.from_bytes, block.encode('ascii').translate(_FILL_LINES).split(b'\x02'), itertools.repeat('little')))
+    return [_lanes(l) for l in lines]
+
+
 
 # %% ../nbs/03_detect.ipynb #4daa565f
 from functools import reduce
@@ -615,7 +631,7 @@ MAX_PREAMBLE = 6
 
 def fixed_table(lines: list[str]) -> FixedTable | None:
     "The fixed-width table of a block of non-blank lines (str, no line ends), or None: fewer than 3 columns or 3 records, or under 90% of the lines from the first aligned one aligned. Up to 6 leading lines (a legend, `total 16`) may stay outside the columns."
-    lanes = [_lanes(l) for l in lines]                        # read once for every preamble tried
+    lanes = _block_lanes(lines)                               # read once for every preamble tried
     rule = [_RULE_LINE.fullmatch(l) is not None for l in lines]   # so are the rule lines
     for skip in range(min(MAX_PREAMBLE, len(lines) - MIN_FIXED_RECORDS) + 1):
         t = _fixed_table(lines[skip:], lanes[skip:], rule[skip:])
@@ -630,15 +646,18 @@ def _fixed_table(lines: list[str], lanes: list[int] | None = None, rule: list[bo
     if len(lines) < MIN_FIXED_RECORDS: return None
     if lanes is None: lanes = [_lanes(l) for l in lines]
     if rule is None: rule = [_RULE_LINE.fullmatch(l) is not None for l in lines]   # `+++-===-===`, `---- -----`: drawn, not data
-    if len(lines) - sum(rule) < MIN_FIXED_RECORDS: return None
-    data = [i for i, r in enumerate(rule) if not r]
-    runs = _gap_runs([lines[i] for i in data], [lanes[i] for i in data])
+    drawn = rule.count(True)
+    if len(lines) - drawn < MIN_FIXED_RECORDS: return None
+    if drawn:
+        data = [i for i, r in enumerate(rule) if not r]
+        runs = _gap_runs([lines[i] for i in data], [lanes[i] for i in data])
+    else: runs = _gap_runs(lines, lanes)                             # no rule line (the common case): no copies
     if len(runs) < MIN_FIXED_COLUMNS - 1: return None
     spans = [(0, runs[0][0])] + [(runs[i][1], runs[i + 1][0]) for i in range(len(runs) - 1)] + [(runs[-1][1], None)]
     gaps = sum(_span_lanes(a, b) for a, b in runs)                   # `_aligned` of every line at once
-    aligned = [not r and not x & gaps for x, r in zip(lanes, rule)]
+    aligned = [not r and not x & gaps for x, r in zip(lanes, rule)] if drawn else [not x & gaps for x in lanes]
     first = aligned.index(True) if True in aligned else len(lines)
-    if sum(aligned) * 10 < 9 * (len(lines) - first - sum(rule[first:])): return None
+    if aligned.count(True) * 10 < 9 * (len(lines) - first - (rule[first:].count(True) if drawn else 0)): return None
     cells = lambda l: [l[a:b].strip(' \t\r') for a, b in spans]
     header = first if first < len(lines) and _header_like(cells(lines[first])) else None
     masks = [_span_lanes(a, MAX_FIXED_WIDTH if b is None else b) for a, b in spans]   # a cell holds a token: its lanes meet the line's
@@ -650,8 +669,9 @@ def _fixed_table(lines: list[str], lanes: list[int] | None = None, rule: list[bo
     elif len(spans) == len(LS_COLUMNS) and all(_LS_ENTRY.match(lines[i]) for i in records): names = list(LS_COLUMNS)
     else: names = [''] * len(spans)
     names = [n or f'c{k + 1}' for k, n in enumerate(names)]
-    seen = _Tally(names)
-    names = [n if seen[n] == 1 else f'{n}@{k + 1}' for k, n in enumerate(names)]
+    if len(set(names)) < len(names):                                  # a name twice: each copy numbered
+        seen = _Tally(names)
+        names = [n if seen[n] == 1 else f'{n}@{k + 1}' for k, n in enumerate(names)]
     return FixedTable(header, records, spans, names)
 
 # %% ../nbs/03_detect.ipynb #01cde505
@@ -660,9 +680,9 @@ def _is_dir_heading(line: str) -> bool: return line.endswith(':') and ' ' not in
 # %% ../nbs/03_detect.ipynb #dbc348d4
 _LS_TOTAL = re.compile(r'total \d[\d.,]*[KMGT]?\Z')
 
-def _block_table(lines: list[str], shapes: dict) -> FixedTable | None:
-    "The `fixed_table` of one block's lines (str, CR ends allowed), its spans and names the objects of an earlier block of the same layout (`shapes`, filled as it goes)."
-    t = fixed_table([l.rstrip('\r') for l in lines])
+def _block_table(lines: list[str], shapes: dict, cr: bool = True) -> FixedTable | None:
+    "The `fixed_table` of one block's lines (str, CR ends allowed; `cr` False: the caller knows no line holds one), its spans and names the objects of an earlier block of the same layout (`shapes`, filled as it goes)."
+    t = fixed_table([l.rstrip('\r') for l in lines] if cr else lines)
     if t is not None: t.spans, t.names = shapes.setdefault(tuple(t.spans), t.spans), shapes.setdefault(tuple(t.names), t.names)
     return t
 
@@ -695,14 +715,18 @@ _BLOCK = re.compile(r'(?m)^[ \t\r]*[^ \t\r\n][^\n]*(?:\n[ \t\r]*[^ \t\r\n][^\n]*
 def _text_tables(text: str):
     "(`fixed_blocks(text.split('\\n'))`, the blocks' character spans `(start, end)` in `text`, `_table_share`) of `text` (str), read a block at a time (no list of every line); the last text's answer kept."
     blocks, spans, shapes, line, pos, covered, nonblank, found = [], [], {}, 0, 0, 0, 0, False
+    crs = '\r' in text
     for m in _BLOCK.finditer(text):
         s, e = m.span()
         line += text.count('\n', pos, s); pos = s
         lines = text[s:e].split('\n')
-        t = _block_table(lines, shapes)
+        cr = crs and text.find('\r', s, e) >= 0
+        t = _block_table(lines, shapes, cr)
         blocks.append((line, line + len(lines), t)); spans.append((s, e))
-        c, nb, f = _table_share(lines, [(0, len(lines), t)])
-        covered, nonblank, found = covered + c, nonblank + nb, found or f
+        if cr: lines = [l.rstrip('\r') for l in lines]         # `_table_share` of this block, inline: its rows counted, the other lines read
+        rows = (set(t.records) | ({t.header} if t.header is not None else set())) if t is not None else ()
+        covered += len(rows) + sum(1 for k, l in enumerate(lines) if k not in rows and (_LS_ENTRY.match(l) or _is_dir_heading(l) or _LS_TOTAL.match(l)))
+        nonblank += len(lines); found = found or t is not None
     return blocks, spans, (covered, nonblank, found)
 
 def text_fixed_blocks(text: str) -> list[tuple[int, int, FixedTable | None]]:

@@ -112,3 +112,22 @@ def test_value_facts_judged_once_per_payload(monkeypatch):
     calls = spy(monkeypatch, base, 'value_order')
     assert compress_afresh() is not None
     assert calls and len(calls) < 1.5 * len(set(calls)), (len(calls), len(set(calls)))
+
+
+def test_ls_rows_read_by_the_grammar_once(monkeypatch):
+    "perf12: the compressor reads each `ls -l` record by `ls`'s grammar about once (`_ls_matches`, handed to `ls_record_keep` and `ls_fields`); it read each about three times (is the block `ls`, which rows are files, the elided rows' fields)."
+    calls = spy(monkeypatch, listing, 'ls_row')
+    assert compress_afresh() is not None
+    rows = len(re.findall(rb'(?m)^[-dl][rwx-]{9} ', BODY))
+    assert len(calls) < 1.2 * rows, (len(calls), rows)
+
+
+def test_short_runs_summarised_a_column_at_a_time(monkeypatch):
+    "perf12: a short elided run (most are the two rows `.` and `..` of a block) is summarised a column at a time (`_summarize_few`): no `_Field.add` per literal (one per field literal of every elided row before)."
+    from caveman.compressors import base
+    adds = []
+    real = base._Field.add
+    monkeypatch.setattr(base._Field, 'add', lambda self, *a, **k: adds.append(1) or real(self, *a, **k))
+    view = compress_afresh()
+    assert view is not None and elided_rows(view) > 1000
+    assert len(adds) == 0, len(adds)

@@ -5,15 +5,15 @@
 # %% auto #0
 __all__ = ['SAFETY_CLASSES', 'OPAQUE', 'MAX_SIGNAL_CHARS', 'MAX_FIELDS', 'MAX_NAME_BYTES', 'MAX_VALUE_BYTES',
            'MAX_ENUM_VALUE_BYTES', 'MAX_BUCKETS', 'MAX_COVERAGE_ENTRIES', 'MAX_COVERAGE_VALUES', 'MEMO_LITERAL_CHARS',
-           'MEMO_ENTRIES', 'SHED_ORDER', 'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED', 'QUERY_THRESHOLD',
-           'Compressed', 'Compressor', 'Safety', 'is_caveman_view', 'dropped_runs', 'redundancy_profile',
-           'redundancy_profiles', 'keep_non_redundant', 'keep_non_redundant_or_fallback', 'summary_string',
-           'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time', 'value_order', 'SummaryMemo',
-           'summary_budget', 'summarize_elided', 'summary_text', 'json_scalar_text', 'json_number', 'json_literal',
-           'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding', 'contract_line', 'elide_runs',
-           'query_fill', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line', 'ELLIPSIS', 'plural',
-           'elision_marker', 'counted_pattern', 'note_marker', 'NOTE_PREFIX', 'NOTE_PATTERN', 'MARKER_KEY',
-           'INVARIANTS_KEY', 'NOTE_KEY']
+           'MEMO_ENTRIES', 'SHED_ORDER', 'FEW_UNITS', 'MAX_UNIT_FIELDS', 'CONTRACT_PREFIX', 'CONTRACT_MIN_ELIDED',
+           'QUERY_THRESHOLD', 'Compressed', 'Compressor', 'Safety', 'is_caveman_view', 'dropped_runs',
+           'redundancy_profile', 'redundancy_profiles', 'keep_non_redundant', 'keep_non_redundant_or_fallback',
+           'summary_string', 'summary_key', 'literal_text', 'signal_section', 'credential_name', 'iso_time',
+           'value_order', 'SummaryMemo', 'summary_budget', 'summarize_elided', 'summary_text', 'json_scalar_text',
+           'json_number', 'json_literal', 'json_fields', 'logfmt_fields', 'log_fields', 'row_fields', 'worth_eliding',
+           'contract_line', 'elide_runs', 'query_fill', 'split_lines', 'join_lines', 'crlf_majority', 'synth_line',
+           'ELLIPSIS', 'plural', 'elision_marker', 'counted_pattern', 'note_marker', 'NOTE_PREFIX', 'NOTE_PATTERN',
+           'MARKER_KEY', 'INVARIANTS_KEY', 'NOTE_KEY']
 
 # %% ../../nbs/10_compressors_base.ipynb #4c9c33ef
 from dataclasses import dataclass
@@ -499,7 +499,8 @@ def _render(entries: list[tuple[str, str]]) -> str:
 from collections.abc import Iterable
 
 def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: int, memo: SummaryMemo | None = None) -> str:
-    "Invariant summary (str in the issue-10 grammar, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of an elided run given each unit's `(name, literal)` fields, every one of them counted (reference §3.2); `memo`: the payload's `SummaryMemo`, when the caller keeps one."
+    "Invariant summary (str in the issue-10 grammar, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of an elided run given each unit's `(name, literal)` fields, every one of them counted (reference §3.2); `memo`: the payload's `SummaryMemo`, when the caller keeps one. A list of at most `FEW_UNITS` units is read a column at a time (`_summarize_few`, the same answer)."
+    if type(units) is list and len(units) <= FEW_UNITS: return _summarize_few(units, elided_bytes, memo)
     fields, skipped, n = {}, set(), 0
     for unit in units:
         if not unit: return ''
@@ -525,6 +526,64 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
                 continue
             f.add(value, memo)
     return summary_text(list(fields.values()), n, elided_bytes, memo)
+
+# %% ../../nbs/10_compressors_base.ipynb #4dbe6f9a
+FEW_UNITS = 64
+
+def _summarize_few(units: list, elided_bytes: int, memo: 'SummaryMemo | None' = None) -> str:
+    "`summarize_elided` of a short list of units (at most `FEW_UNITS`), a column at a time: each field's non-empty literals gathered in one list, then its facts read from the list (equality, distinct values in first-seen order) instead of one `_Field.add` per literal."
+    cols, skipped, n = {}, set(), 0                   # name -> [literals, spoiled]
+    for unit in units:
+        if not unit: return ''
+        n += 1
+        one = dict(unit)
+        if len(one) == len(unit):                     # no name twice in the unit: the common case
+            for name, value in one.items():
+                c = cols.get(name)
+                if c is None:
+                    if name in skipped: continue
+                    if len(cols) >= MAX_FIELDS or not _name_facts(name, memo)[0]: skipped.add(name); continue
+                    c = cols[name] = [[], False]
+                if value != '': c[0].append(value)
+            continue
+        seen = set()
+        for name, value in unit:
+            c = cols.get(name)
+            if name in seen:                           # a name twice in one unit: ambiguous
+                if c is not None: c[1] = True
+                continue
+            seen.add(name)
+            if c is None:
+                if name in skipped: continue
+                if len(cols) >= MAX_FIELDS or not _name_facts(name, memo)[0]: skipped.add(name); continue
+                c = cols[name] = [[], False]
+            if value != '': c[0].append(value)
+    fields, new = [], _Field.__new__
+    for name, (vals, spoiled) in cols.items():
+        count = len(vals)
+        if not count or spoiled or OPAQUE in vals or (count == n and vals.count(vals[0]) == n):
+            f = new(_Field)                            # no value, spoiled or one constant everywhere: `_entries` reads only these
+            f.name, f.count, f.first, f.spoiled, f.constant = name, count, vals[0] if count else None, bool(count) and (spoiled or OPAQUE in vals), True
+            fields.append(f); continue
+        f = _Field(name, vals[0])
+        fields.append(f)
+        f.count = count
+        f.constant = vals.count(vals[0]) == count
+        distinct = dict.fromkeys(vals)
+        if len(distinct) > MAX_BUCKETS: f.wide = True
+        else:
+            tally = f.tally
+            for v in vals: tally[v] = tally.get(v, 0) + 1
+        for v in distinct:                             # the order: one kind for every literal, its first-seen extremes
+            o = _order(v, memo)
+            if o is None or (f.kind and o[0] != f.kind): f.kind = None; break
+            if not f.kind: f.kind, f.lo, f.hi, f.lo_s, f.hi_s = o[0], o[1], o[1], v, v
+            else:
+                if o[1] < f.lo: f.lo, f.lo_s = o[1], v
+                if o[1] > f.hi: f.hi, f.hi_s = o[1], v
+        if len(distinct) > MAX_COVERAGE_VALUES or not all(_enum_ok(v, memo) for v in distinct): f.cover = None
+        else: f.cover = set(distinct)
+    return summary_text(fields, n, elided_bytes, memo)
 
 # %% ../../nbs/10_compressors_base.ipynb #ae4a860f
 def _fit(entries: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
@@ -660,7 +719,9 @@ def elide_runs(lines: Sequence[str], keep: Sequence[bool], what: str = 'lines',
         out.extend(lines[i:a]); i = b
         run = lines[a:b]
         run_bytes = sum(_nbytes(l) + 1 for l in run)
-        summary = summarize_elided((fields(l) for l in run), run_bytes, memo) if fields and b - a > 1 else ''   # one unit: no summary
+        summary = ''                                        # one unit: no summary
+        if fields and b - a > 1:                            # a short run is read a column at a time (`_summarize_few`)
+            summary = summarize_elided([fields(l) for l in run] if b - a <= FEW_UNITS else (fields(l) for l in run), run_bytes, memo)
         if signals is not None and (hit := [k for k in range(a, b) if signals[k]]):
             summary = '; '.join(filter(None, (summary, signal_section(len(hit), lines[hit[0]]))))
         marker = elision_marker(b - a, what, summary)

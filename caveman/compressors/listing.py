@@ -72,9 +72,9 @@ def ls_row(line: str) -> 're.Match | None':
     "The match of `ls`'s grammar on one row `line` (str, a trailing CR ignored), or None when it is no `ls -l` row."
     return _LS_RECORD.fullmatch(line.rstrip('\r'))
 
-def ls_fields(line: str) -> list[tuple[str, str]] | None:
-    "The summary fields (`row_fields` form, in `LS_FIELDS` order) of one `ls -l` row `line` (str) read by `ls`'s grammar, only those the row has; None when `line` is no `ls -l` row."
-    m = ls_row(line)
+def ls_fields(line: str, m: 're.Match | None' = None) -> list[tuple[str, str]] | None:
+    "The summary fields (`row_fields` form, in `LS_FIELDS` order) of one `ls -l` row `line` (str) read by `ls`'s grammar, only those the row has; None when `line` is no `ls -l` row. `m`: the row's `ls_row` match, when already made."
+    if m is None: m = ls_row(line)
     if m is None: return None
     *f, clock, name = m.group(*_LS_GROUPS)
     if clock is not None: f[10] = clock                           # `time`
@@ -116,16 +116,25 @@ def _ls_file(m) -> bool:
     if m['mode'][0] == 'l' and ' -> ' in name: name = name.split(' -> ', 1)[0]
     return name.strip() not in ('.', '..')
 
-def ls_record_keep(recs: Sequence[str], query: str = '', signals: Sequence | None = None) -> list[bool]:
-    "Keep flags for the `ls -l` records `recs` (str lines) of one block of a recursive listing: the first `LS_HEAD` and last `LS_TAIL` entries that are neither `.`, `..` nor a directory, flagged and signal rows (first copies), query matches."
+def ls_record_keep(recs: Sequence[str], query: str = '', signals: Sequence | None = None, matches: Sequence | None = None) -> list[bool]:
+    "Keep flags for the `ls -l` records `recs` (str lines) of one block of a recursive listing: the first `LS_HEAD` and last `LS_TAIL` entries that are neither `.`, `..` nor a directory, flagged and signal rows (first copies), query matches. `matches`: the records' `ls_row` matches, when already made."
     signals = signal_flags(list(recs), OUTPUT) if signals is None else signals
     keep = [_FLAGGED.search(t) is not None or f for t, f in zip(recs, forced_signals(list(recs), signals))]
-    files = [i for i, r in enumerate(recs) if _ls_file(ls_row(r))]
+    files = [i for i, m in enumerate(map(ls_row, recs) if matches is None else matches) if _ls_file(m)]
     for i in [*files[:LS_HEAD], *files[max(0, len(files) - LS_TAIL):]]: keep[i] = True
     if query: keep = query_fill(list(recs), keep, query, QUERY_LIMIT)
     return keep
 
 # %% ../../nbs/23_compressors_listing.ipynb #d793ae84
+def _ls_matches(block: Sequence[str], records: Sequence[int]) -> list | None:
+    "The `ls_row` matches of `block`'s `records` (line indices), in order, or None as soon as one is no `ls -l` row: the compressor reads each row by the grammar once and hands the matches on (to `ls_record_keep` and `ls_fields`)."
+    out = []
+    for i in records:
+        if (m := ls_row(block[i])) is None: return None
+        out.append(m)
+    return out
+
+# %% ../../nbs/23_compressors_listing.ipynb #f667a1a4
 from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 MIN_RECORDS = HEAD + TAIL + 2
 
@@ -148,15 +157,18 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         if s > pos: out += text[pos:s - 1].split('\n')        # the blank lines before the block
         pos = e + 1
         block = text[s:e].split('\n')
-        ls = t is not None and all(ls_row(block[i]) for i in t.records)
+        ms = _ls_matches(block, t.records) if t is not None else None   # each record read by `ls`'s grammar once
+        ls = ms is not None
         by_ls = ls and recursive
         if t is None or len(t.records) < (MIN_LS_RECORDS if by_ls else MIN_RECORDS): out += block; continue
         recs = [block[i].rstrip('\r') for i in t.records]
         flags = signal_flags(recs, OUTPUT)
-        rk = ls_record_keep(recs, query, flags) if by_ls else record_keep([t.cells(r) for r in recs], recs, query, flags)
+        rk = ls_record_keep(recs, query, flags, ms) if by_ls else record_keep([t.cells(r) for r in recs], recs, query, flags)
         keep, sig = [True] * len(block), [None] * len(block)
         for i, k, f in zip(t.records, rk, flags): keep[i], sig[i] = k, f
-        shown, n = elide_runs(block, keep, 'rows', ls_fields if ls else table_fields(block, t), crlf, signals=sig, memo=memo)
+        if ls: got = {block[i]: m for i, m in zip(t.records, ms)}; fields = lambda l: ls_fields(l, got.get(l))
+        else: fields = table_fields(block, t)
+        shown, n = elide_runs(block, keep, 'rows', fields, crlf, signals=sig, memo=memo)
         out += shown; elided += n
     if pos <= len(text): out += text[pos:].split('\n')
     if not elided: return None
