@@ -167,7 +167,7 @@ def _loud_flags(lines: list[str]) -> list:
 from bisect import bisect_left
 
 def _fit_lines(lines: list[str], limit: int) -> str | None:
-    "Lines (each with its newline) cut to at most `limit` characters: failure and other signal lines (`_loud_flags`, at most half), first lines (two thirds of the rest), last lines, each gap one `_gap_line`; None when whole lines would fill under half of `limit` (a few long lines)."
+    "Lines (each with its newline) cut to at most `limit` characters: failure and other signal lines (`_loud_flags`, at most half), first lines (two thirds of the rest), last lines, then more signal lines while they fit; each gap one `_gap_line` that counts the signal lines it hides; None when whole lines would fill under half of `limit` (a few long lines)."
     sig, flags = _signal_and_loud_flags([l.rstrip('\r\n') for l in lines])
     sig = [i for i, f in enumerate(sig) if f]                            # every signal line: the gaps count those they hide
     loud = [i for i, f in enumerate(flags) if f]

@@ -103,7 +103,7 @@ def fold(text: str) -> str:
     return text.translate(_COMPAT)
 
 def line_signal(line: str, profile: str = OUTPUT) -> str | None:
-    "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, `crash`, `warning`, tried in that order) under a profile, or None; read after `fold`."
+    "The signal class of one line (`security`, `errno`, `exit`, `http`, `summary`, `failure`, `crash`, `warning`: the entries of `_CLASSES` tried in their order) under a profile, or None; read after `fold`."
     line = fold(line)
     low = line.lower()
     for cls, lits, rx in _BY_PROFILE[profile]:
