@@ -847,6 +847,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                              'caveman/compressors/tabular.py')},
             'caveman.compressors.terminal': { 'caveman.compressors.terminal.compress_terminal': ( 'compressors_terminal.html#compress_terminal',
                                                                                                   'caveman/compressors/terminal.py'),
+                                              'caveman.compressors.terminal.frames_note': ( 'compressors_terminal.html#frames_note',
+                                                                                            'caveman/compressors/terminal.py'),
                                               'caveman.compressors.terminal.is_command': ( 'compressors_terminal.html#is_command',
                                                                                            'caveman/compressors/terminal.py'),
                                               'caveman.compressors.terminal.keep_session': ( 'compressors_terminal.html#keep_session',

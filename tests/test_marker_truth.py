@@ -836,13 +836,27 @@ def screen_line(line: str) -> str:
     if '\r' in body: body = ([s for s in body.split('\r') if s] or [''])[-1]
     return body + ('\r' if cr else '')
 
+TERM_FRAMES = re.compile(ELL + r' caveman: (\d+) frames? drawn over by a carriage return not shown ' + ELL + r'\Z')
+
+def drawn_over(line: str) -> int:
+    "Frames of one original line that a screen does not show: its non-empty carriage-return segments but the last."
+    body = TERM_ESC.sub('', line[:-1] if line.endswith('\r') else line)
+    return max(0, sum(1 for s in body.split('\r') if s) - 1) if '\r' in body else 0
+
 def check_terminal(body: bytes):
     out = compress_terminal(body)
     assert out == compress_terminal(body)
     if out is None: return None
     olines = [screen_line(l) for l in body.decode('utf-8').split('\n')]
+    vlines = out.decode('utf-8').split('\n')
+    frames = sum(drawn_over(l) for l in body.decode('utf-8').split('\n'))
+    notes = [k for k, l in enumerate(vlines) if TERM_FRAMES.match(l)]
+    if frames:                                                 # the view says how many frames it does not show, once, last
+        assert notes == [len(vlines) - 1 - (vlines[-1] == '')] and int(TERM_FRAMES.match(vlines[notes[0]])[1]) == frames, (notes, frames)
+        del vlines[notes[0]]
+    else: assert notes == []
     p, runs = 0, []
-    for line in out.decode('utf-8').split('\n'):
+    for line in vlines:
         if (m := TERM_MARKER.match(line)) and not (p < len(olines) and olines[p] == line):
             n = int(m.group(1))
             hidden = olines[p:p + n]

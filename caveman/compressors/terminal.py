@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['OUTPUT_HEAD', 'OUTPUT_TAIL', 'HEAD', 'TAIL', 'MIN_LINES', 'COMPRESSOR', 'must_keep', 'render_line', 'render_lines',
-           'must_keep_lines', 'is_command', 'output_ends', 'keep_session', 'compress_terminal']
+           'must_keep_lines', 'is_command', 'output_ends', 'keep_session', 'frames_note', 'compress_terminal']
 
 # %% ../../nbs/18_compressors_terminal.ipynb #474b249d
 import re
@@ -26,8 +26,8 @@ _ESCAPE = re.compile(r'\x1b(?:\[[0-?]*[ -/]*[@-~]'             # CSI: ESC [ para
                      r'|[ -/]+[0-~]'                            # nF: ESC intermediates final (ESC ( B)
                      r'|[0-Z\\-_a-~])')                         # two-byte escapes (Fp, Fe, Fs)
 
-def render_line(line: str) -> str:
-    "A terminal line as the screen shows it: escape sequences removed, carriage-return redraws collapsed to the last non-empty segment, after each distinct earlier segment that `must_keep` or that has a signal (`caveman.signals.line_signal`, output profile: a failure drawn and then drawn over), CR-separated; a final CR is kept (reference §3.11, changed: see above)."
+def render_line(line: str, drops: list | None = None) -> str:
+    "A terminal line as the screen shows it: escape sequences removed, carriage-return redraws collapsed to the last non-empty segment, after each distinct earlier segment that `must_keep` or that has a signal (`caveman.signals.line_signal`, output profile: a failure drawn and then drawn over), CR-separated; a final CR is kept (reference §3.11, changed: see above). `drops`, when given, gets the number of non-empty segments not shown appended."
     cr = line.endswith('\r')
     if cr: line = line[:-1]
     if '\x1b' in line: line = _ESCAPE.sub('', line)
@@ -35,6 +35,7 @@ def render_line(line: str) -> str:
         segs = [s for s in line.split('\r') if s]
         early = list(dict.fromkeys(s for s in segs[:-1] if must_keep(s) or line_signal(s, OUTPUT)))   # a failure drawn, then drawn over
         line = '\r'.join(early + segs[-1:]) if early else (segs[-1] if segs else '')
+        if drops is not None: drops.append(max(0, len(segs) - len(early) - 1))
     return line + ('\r' if cr else '')
 
 # %% ../../nbs/18_compressors_terminal.ipynb #ad68214f
@@ -43,9 +44,9 @@ _ESCAPE_TEXT = re.compile(r'\x1b(?:\[[0-?]*[ -/]*[@-~]'        # `_ESCAPE`, an O
                           r'|[ -/]+[0-~]'
                           r'|[0-Z\\-_a-~])')
 
-def render_lines(text: str) -> list[str]:
-    "`[render_line(l) for l in text.split('\\n')]` (str lines, no line feed): escapes removed from the whole text at once, redraws collapsed in the lines that hold a CR."
-    if '\r' in text: return [render_line(l) if '\r' in l or '\x1b' in l else l for l in text.split('\n')]
+def render_lines(text: str, drops: list | None = None) -> list[str]:
+    "`[render_line(l) for l in text.split('\\n')]` (str lines, no line feed): escapes removed from the whole text at once, redraws collapsed in the lines that hold a CR; `drops` as `render_line`'s."
+    if '\r' in text: return [render_line(l, drops) if '\r' in l or '\x1b' in l else l for l in text.split('\n')]
     return (_ESCAPE_TEXT.sub('', text) if '\x1b' in text else text).split('\n')
 
 # %% ../../nbs/18_compressors_terminal.ipynb #41914c7f
@@ -117,6 +118,11 @@ from ..signals import OUTPUT, signal_flags, forced_signals
 
 HEAD, TAIL, MIN_LINES = 3, 3, 4
 from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
+from ..markers import note_marker
+
+def frames_note(n: int) -> str:
+    "The note a view ends with when its redraws hid `n` >= 1 frames: what the screen showed last is what the view shows."
+    return note_marker(f'{n} {"frame" if n == 1 else "frames"} drawn over by a carriage return not shown')
 
 def compress_terminal(body: bytes, query: str = '') -> bytes | None:
     "Render terminal output (strip escapes, collapse redraws) and elide runs of lines, keeping the first 3, the last 3, every failure line, signal line (`caveman.signals`) and command line, and one line of each kind (or, in a session without redundancy, the ends of each command's output); None when declined or unchanged (reference §3.11)."
@@ -124,7 +130,8 @@ def compress_terminal(body: bytes, query: str = '') -> bytes | None:
     try: text = body.decode('utf-8')
     except UnicodeDecodeError: return None
     if is_caveman_view(body): return None
-    lines = render_lines(text)
+    drops = []
+    lines = render_lines(text, drops)
     trailing = lines[-1] == ''
     if trailing: lines.pop()
     n = len(lines)
@@ -135,6 +142,7 @@ def compress_terminal(body: bytes, query: str = '') -> bytes | None:
         for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
         keep = keep_session(lines, keep, command)
         lines, _ = elide_runs(lines, keep, 'lines', crlf=crlf_majority(body), signals=signals)
+    if dropped := sum(drops): lines.append(frames_note(dropped))
     out = ('\n'.join(lines) + ('\n' if trailing else '')).encode('utf-8')
     return None if out == body else out
 
