@@ -16,7 +16,7 @@ def _closed(fd: int):
 
 
 @pytest.mark.parametrize('argv', [['caveman', 'compress', 'LOG'], ['caveman', 'stats'], ['caveman', '--version'],
-                                  ['caveman-shrink', '--version'], ['caveman', 'detect', 'LOG']])
+                                  ['caveman-shrink', '--version'], ['caveman', 'detect', 'LOG'], ['caveman-mcp', '--help'], ['caveman-mcp']])
 def test_a_closed_stdout_is_an_output_failure_not_a_traceback(argv, tmp_path):
     log = str(corpus_path('log_pytest_requests_failures.log'))
     cmd = [_exe(argv[0])] + [log if a == 'LOG' else a for a in argv[1:]]
@@ -33,3 +33,5 @@ def test_a_closed_stdin_is_empty_input(tmp_path):
     assert b'Traceback' not in r.stderr and r.returncode == 0 and r.stdout == b''
     r = subprocess.run([_exe('caveman'), 'compress'], stdin=subprocess.DEVNULL, capture_output=True, preexec_fn=_closed(0), timeout=120, env=env)
     assert b'Traceback' not in r.stderr and r.stdout == b''
+    r = subprocess.run([_exe('caveman-mcp')], stdin=subprocess.DEVNULL, capture_output=True, preexec_fn=_closed(0), timeout=120, env=env)
+    assert b'Traceback' not in r.stderr and r.returncode == 0 and r.stdout == b''   # no input: the end of the session

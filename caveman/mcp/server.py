@@ -398,6 +398,14 @@ def _exit_after(seconds: float, code) -> threading.Timer:
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-mcp`: serve MCP on stdio (no arguments; exit 0 at EOF or SIGTERM, 130 on SIGINT, 1 if the client closed stdout) or Streamable HTTP (`--http HOST:PORT`), print the version record (`version --json`), or exit 2 with usage or with the name of a bad `CAVEMAN_MCP_*` setting."
     argv = sys.argv[1:] if argv is None else list(argv)
+    if None in (sys.stdin, sys.stdout, sys.stderr):
+        from caveman.command import ensure_std_streams, error_line
+        closed = sys.stdout is None
+        ensure_std_streams()
+        if closed:
+            try: sys.stderr.buffer.write(error_line('cave_output_failed', 'stdout is closed: caveman-mcp answers on it')); sys.stderr.flush()
+            except OSError: pass
+            return 1
     if argv in (['--help'], ['-h'], ['help']):
         sys.stdout.write(USAGE + '\n'); sys.stdout.flush(); return 0
     if argv in (['--version'], ['-V'], ['version']):
