@@ -954,6 +954,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect._block_bodies': ('detect.html#_block_bodies', 'caveman/detect.py'),
                                 'caveman.detect._block_body': ('detect.html#_block_body', 'caveman/detect.py'),
                                 'caveman.detect._block_lanes': ('detect.html#_block_lanes', 'caveman/detect.py'),
+                                'caveman.detect._block_share': ('detect.html#_block_share', 'caveman/detect.py'),
                                 'caveman.detect._block_table': ('detect.html#_block_table', 'caveman/detect.py'),
                                 'caveman.detect._bounded': ('detect.html#_bounded', 'caveman/detect.py'),
                                 'caveman.detect._count_at_least': ('detect.html#_count_at_least', 'caveman/detect.py'),

@@ -703,10 +703,14 @@ def _table_share(lines: list[str], blocks=None) -> tuple[int, int, bool]:
     for a, b, t in fixed_blocks(lines) if blocks is None else blocks:
         block = [l.rstrip('\r') for l in lines[a:b]]
         nonblank += len(block)
-        rows = set(t.records) | ({t.header} if t and t.header is not None else set()) if t else set()
         any_table = any_table or t is not None
-        covered += sum(1 for k, l in enumerate(block) if k in rows or _LS_ENTRY.match(l) or _is_dir_heading(l) or _LS_TOTAL.match(l))
+        covered += _block_share(block, t)
     return covered, nonblank, any_table
+
+def _block_share(block: list[str], t) -> int:
+    "The lines of one block (str, no CR ends) that belong to a table: its `FixedTable` `t`'s header and records (none when `t` is None), every `ls -l` entry, `dir:` heading and `total N` line."
+    rows = (set(t.records) | ({t.header} if t.header is not None else set())) if t is not None else ()
+    return len(rows) + sum(1 for k, l in enumerate(block) if k not in rows and (_LS_ENTRY.match(l) or _is_dir_heading(l) or _LS_TOTAL.match(l)))
 
 # %% ../nbs/03_detect.ipynb #b6262e64
 _BLOCK = re.compile(r'(?m)^[ \t\r]*[^ \t\r\n][^\n]*(?:\n[ \t\r]*[^ \t\r\n][^\n]*)*')   # a run of lines that hold more than space, tab, CR
@@ -723,9 +727,8 @@ def _text_tables(text: str):
         cr = crs and text.find('\r', s, e) >= 0
         t = _block_table(lines, shapes, cr)
         blocks.append((line, line + len(lines), t)); spans.append((s, e))
-        if cr: lines = [l.rstrip('\r') for l in lines]         # `_table_share` of this block, inline: its rows counted, the other lines read
-        rows = (set(t.records) | ({t.header} if t.header is not None else set())) if t is not None else ()
-        covered += len(rows) + sum(1 for k, l in enumerate(lines) if k not in rows and (_LS_ENTRY.match(l) or _is_dir_heading(l) or _LS_TOTAL.match(l)))
+        if cr: lines = [l.rstrip('\r') for l in lines]
+        covered += _block_share(lines, t)                       # `_table_share` of this block
         nonblank += len(lines); found = found or t is not None
     return blocks, spans, (covered, nonblank, found)
 

@@ -533,31 +533,28 @@ FEW_UNITS = 64
 def _summarize_few(units: list, elided_bytes: int, memo: 'SummaryMemo | None' = None) -> str:
     "`summarize_elided` of a short list of units (at most `FEW_UNITS`), a column at a time: each field's non-empty literals gathered in one list, then its facts read from the list (equality, distinct values in first-seen order) instead of one `_Field.add` per literal."
     cols, skipped, n = {}, set(), 0                   # name -> [literals, spoiled]
+    def column(name):
+        "The field's column, made on first sight; None for a name that names no field (skipped)."
+        c = cols.get(name)
+        if c is None and name not in skipped:
+            if len(cols) >= MAX_FIELDS or not _name_facts(name, memo)[0]: skipped.add(name)
+            else: c = cols[name] = [[], False]
+        return c
     for unit in units:
         if not unit: return ''
         n += 1
         one = dict(unit)
         if len(one) == len(unit):                     # no name twice in the unit: the common case
             for name, value in one.items():
-                c = cols.get(name)
-                if c is None:
-                    if name in skipped: continue
-                    if len(cols) >= MAX_FIELDS or not _name_facts(name, memo)[0]: skipped.add(name); continue
-                    c = cols[name] = [[], False]
-                if value != '': c[0].append(value)
+                if (c := column(name)) is not None and value != '': c[0].append(value)
             continue
         seen = set()
         for name, value in unit:
-            c = cols.get(name)
             if name in seen:                           # a name twice in one unit: ambiguous
-                if c is not None: c[1] = True
+                if (c := cols.get(name)) is not None: c[1] = True
                 continue
             seen.add(name)
-            if c is None:
-                if name in skipped: continue
-                if len(cols) >= MAX_FIELDS or not _name_facts(name, memo)[0]: skipped.add(name); continue
-                c = cols[name] = [[], False]
-            if value != '': c[0].append(value)
+            if (c := column(name)) is not None and value != '': c[0].append(value)
     fields, new = [], _Field.__new__
     for name, (vals, spoiled) in cols.items():
         count = len(vals)
