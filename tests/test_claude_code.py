@@ -89,6 +89,24 @@ def test_output_far_over_the_cut_is_compressed_whole(claude, tmp_path):
     assert r.stdout.decode() == full
 
 
+def test_failure_lines_left_out_of_a_whole_output_cut_are_counted(claude, tmp_path):
+    "A 4,000-line Bash output with 100 distinct failure lines, in the real Claude Code: the model's 2,000-character view shows some failure lines and every gap counts those it hides (`signals×N`), so shown + counted = 100 (break test 11 row 2: the cut showed 7 of 60 and said nothing of the rest)."
+    s = Session(tmp_path)
+    line = lambda i: f'error: unit test-{i} failed with status {i % 7 + 1}' if i % 40 == 7 else f'2026-12-01 10:00:00 INFO worker {i % 7} processed item {i} in 12ms'
+    full = ''.join(line(i) + '\n' for i in range(4000))
+    cmd = ("python3 -c \"for i in range(4000): print(('error: unit test-%d failed with status %d' % (i, i % 7 + 1)) if i % 40 == 7 "
+           "else ('2026-12-01 10:00:00 INFO worker %d processed item %d in 12ms' % (i % 7, i)))\"")
+    api = s.run(claude, [[tool_use('Bash', {'command': cmd}, id='toolu_fail')]])
+    view = results(api)["toolu_fail"]
+    assert 'persisted-output' not in view and '(caveman)' in view
+    shown = sum(1 for l in view.split('\n') if l.startswith('error: unit test-'))
+    counted = sum(int(n) for n in re.findall(r'signals×([0-9]+)', view))
+    assert shown > 0 and shown + counted == sum(1 for l in full.split('\n') if l.startswith('error: unit test-')) == 100
+    r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(view).group(1)], env=s.env, capture_output=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.stdout.decode() == full
+
+
 def test_small_output_and_failing_hook_leave_the_original(claude, tmp_path):
     bad = tmp_path / 'bad.json'; bad.write_text('{not json')
     s = Session(tmp_path)
