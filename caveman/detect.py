@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
-           'MIN_LISTING_PATHS', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES',
+           'MIN_LISTING_PATHS', 'REDRAW_SAMPLE', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES',
            'MIN_SECTIONED_LINES', 'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES',
            'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter',
            'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses',
@@ -820,12 +820,31 @@ def _is_json(body: bytes) -> bool:
     except RecursionError: return False
 
 # %% ../nbs/03_detect.ipynb #3192af0a
+_BARE_CR = re.compile(rb'\r(?!\n)')
+REDRAW_SAMPLE = 4096      # bare CRs read at most: past them, a table's quoted CRs are taken to be all there is
+
+def _redraw_crs(body: bytes, need: int) -> bool:
+    "Does `body` hold at least `need` bare carriage returns (no LF after them) outside double-quoted fields (after an even number of `\"` on their line), among its first `REDRAW_SAMPLE` bare CRs?"
+    if b'"' not in body: return len(body) - len(body.replace(b'\r', b'')) - body.count(b'\r\n') >= need
+    n, prev, at, odd = 0, 0, 0, False      # the last CR, how far the line's quotes are counted, their parity
+    for k, m in enumerate(_BARE_CR.finditer(body)):
+        if k == REDRAW_SAMPLE: break
+        i = m.start()
+        if (nl := body.rfind(b'\n', prev, i)) >= 0: at, odd = nl + 1, False    # a new line since the last CR
+        odd ^= body.count(b'"', at, i) & 1
+        prev = at = i
+        if not odd:
+            n += 1
+            if n >= need: return True
+    return False
+
+# %% ../nbs/03_detect.ipynb #ecf4f2b7
 _CSI = re.compile(rb'\x1b\[[0-9;?]*[ -/]*[@-~]')
 _PROMPT = _rx(rb'\n[A-Za-z0-9_.-]{1,64}{P}@[A-Za-z0-9_.-]{1,253}{P}:[^\n$#]{0,4096}{P}[$#](?=[ \t\r\n])')
 
 def _is_terminal(body: bytes) -> bool:
     if b'\x1b' in body and _CSI.search(body): return True
-    if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and not _whole_log(body): return True
+    if b'\r' in body and body.count(b'\r') - body.count(b'\r\n') >= 3 and _redraw_crs(body, 3) and not _whole_log(body): return True
     return b'@' in body and _count_at_least(_PROMPT, b''.join((b'\n', body, b'\n')), 2)
 
 # %% ../nbs/03_detect.ipynb #23e4e9a2

@@ -268,7 +268,7 @@ def _parser():
 
 # %% ../nbs/41_shrink.ipynb #1f0fee9f
 def main(argv: list[str] | None = None) -> int:
-    "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument, 0 after `--help` or `--version` (reference §8.2)."
+    "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument; `--help` (`-h`) and `--version` print and exit 0, or 1 with a `cave_output_failed` line when stdout cannot take it (reference §8.2)."
     argv = sys.argv[1:] if argv is None else list(argv)
     from caveman.command import ensure_std_streams, write_reply
     ensure_std_streams()                                    # started with a stream closed: a stand-in, not a traceback
@@ -279,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] not in _VERBS and (argv[0] == '-' or (not argv[0].startswith('-') and os.path.exists(argv[0]))):
         argv = ['shrink'] + argv                            # `caveman-shrink FILE` is `caveman-shrink shrink FILE`
     parser = _parser()
+    if any(a in ('-h', '--help') for a in argv[:argv.index('--') if '--' in argv else len(argv)]):
+        return say(parser.format_help())                    # as argparse would, but a help that cannot be written is an error
     args = parser.parse_intermixed_args(argv)
     if args.verb == 'help': return say(parser.format_help())
     return run(args.verb, args.arg, args.json)

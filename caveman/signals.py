@@ -18,6 +18,64 @@ def profile_of(content_type: str) -> str:
     "The detector profile (`output`, `prose`, `source`) of a content type; unknown types read as output."
     return PROFILES.get(content_type, OUTPUT)
 
+# %% ../nbs/05_signals.ipynb #17cb24b9
+import re, threading, unicodedata
+
+_REPORT_IDS = ('No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
+               'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
+               'Too many open files', 'Broken pipe', 'Read-only file system', 'Segmentation fault', 'Killed', 'Aborted',
+               'Bus error', 'Illegal instruction', 'Floating point exception', 'Input/output error', 'memory exhausted',
+               '%s: command not found', '(core dumped) ', '(core dumped)')
+_REPORT_DOMAINS = ('libc', 'bash', 'coreutils')
+_DIRECTIVE = re.compile(r'%(?:[0-9]+\$)?[-+ #0\']*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnm%]')
+_EDGES = ' \t\u00a0.:：;,!()（）[]«»<>"\'`‘’“”„-'
+_BEFORE, _AFTER = re.compile(r'[\w./@-]'), re.compile(r'[\w@/-]')
+
+def _wide(ch: str) -> bool:
+    "Is `ch` of a script written without spaces between words (East Asian wide: Han, kana, Hangul)?"
+    return unicodedata.east_asian_width(ch) in 'WF'
+
+def _report_phrase(translation: str) -> str | None:
+    "The phrase one translated report gives (see above), or None: a translation over several lines, or a phrase too short to tell."
+    if '\n' in translation or '\ufffd' in translation: return None
+    phrase = max((p.strip(_EDGES) for p in _DIRECTIVE.split(translation)), key=len)
+    letters = sum(c.isalpha() for c in phrase)
+    return phrase if letters >= (2 if any(map(_wide, phrase)) else 4) else None
+
+class _Reports:
+    "The translated report phrases of `_REPORT_IDS` (`_report_phrase`) from the machine's catalogs, read on first use; `search(line)` answers like a compiled pattern's (truthy when the line holds one), `literals()` lists them folded and lower-cased (as `lowered` reads) for the shared automaton."
+    def __init__(self): self._lock, self._phrases, self._auto = threading.Lock(), None, None
+    def _load(self):
+        with self._lock:
+            if self._phrases is not None: return
+            import ahocorasick
+            from caveman.catalogs import catalog_translations
+            phrases = {}                                      # lowered phrase -> [(folded phrase, one word: read in its case)]
+            for mid, ts in catalog_translations(_REPORT_DOMAINS, _REPORT_IDS).items():
+                for t in ts:
+                    if (p := _report_phrase(t)) and (p := fold(p)) != _report_phrase(mid):
+                        phrases.setdefault(p.lower(), set()).add((p, not any(c.isspace() for c in p) and p.lower() != p.upper()))
+            auto = ahocorasick.Automaton()
+            for low, forms in phrases.items(): auto.add_word(low, (low, tuple(forms)))
+            if phrases: auto.make_automaton()
+            self._auto, self._phrases = auto, phrases
+    def literals(self) -> list[str]:
+        if self._phrases is None: self._load()
+        return list(self._phrases)
+    def search(self, line: str) -> bool:
+        if self._phrases is None: self._load()
+        if not self._phrases: return False
+        line = fold(line)
+        low = line.lower()                                    # `lowered`, which is defined below
+        for end, (lit, forms) in self._auto.iter(low):
+            a, z = end + 1 - len(lit), end + 1
+            if not _wide(lit[0]) and a and _BEFORE.match(low, a - 1): continue
+            if not _wide(lit[-1]) and _AFTER.match(low, z): continue
+            if any(not exact or line[a:z] == p for p, exact in forms): return True
+        return False
+
+_REPORTS = _Reports()
+
 # %% ../nbs/05_signals.ipynb #db5404a2
 import re
 
@@ -29,7 +87,8 @@ _ERRNO = r'= -1 E[A-Z0-9]+\b'
 _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?<![\w./@-])segfault|\bout of memory\b|\boom[- ]?kill'
           r'|\bundefined reference to\b|\bcommand not found\b|\bno such file or directory\b|\bconnection (?:refused|reset)\b'
           r'|\boperation not permitted\b|\bno space left on device\b|\btimed out\b|\btimeout (?:after|waiting|while|exceeded|expired)\b|\bcannot allocate memory\b'
-          r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\]|\b(?:unable to|could not|couldn\'t|cannot|can\'t)\b)'
+          r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\]|\b(?:unable to|could not|couldn\'t|cannot|can\'t)\b'
+          r'|\bbus error\b|\billegal instruction\b|\bfloating point exception\b|\binput/output error\b|\bmemory exhausted\b)'
           r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: '
@@ -78,7 +137,9 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'no such file or directory', 'connection refused', 'connection reset', 'operation not permitted', 'no space left on device',
                  'timed out', 'timeout ', 'cannot allocate memory', 'too many open files', 'broken pipe', 'read-only file system', '[errno ',
                  'killed', 'aborted', 'critical', 'emerg', 'err!', 'err:', 'err]', 'err ',
-                 'unable to', 'could not', "couldn't", 'cannot', "can't"), _CRASH, (OUTPUT,)),   # break test 10 rows 1-2, 11 row 4
+                 'unable to', 'could not', "couldn't", 'cannot', "can't",
+                 'bus error', 'illegal instruction', 'floating point exception', 'input/output error', 'memory exhausted'), _CRASH, (OUTPUT,)),
+    ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`
     ('warning', ('warn', 'w: '), _LOUD_WARN, (OUTPUT,)),                             # a log level `WARN`, apt's `W: `
@@ -91,8 +152,9 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'attenzione', 'предупреждение', 'внимание', 'попередження', 'увага', 'ostrzeżenie', 'uwaga', 'waarschuwing',
                  'varning', 'varování', 'pozor', 'uyari', 'dikkat', 'avisando', '警告', '경고'), _INTL_WARN, (OUTPUT,)),
 ]
-_BY_PROFILE = {p: [(cls, lits, re.compile(pat)) for cls, lits, pat, profiles in _CLASSES if p in profiles] for p in (OUTPUT, PROSE, SOURCE)}
-_LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits))
+_BY_PROFILE = {p: [(cls, lits, re.compile(pat) if isinstance(pat, str) else pat) for cls, lits, pat, profiles in _CLASSES if p in profiles]
+               for p in (OUTPUT, PROSE, SOURCE)}
+_LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits or ()))   # the catalogs' phrases (lits None) apart
 
 _COMPAT = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x17F: 's', 0x130: 'I', 0x131: 'i', 0x212A: 'K', 0x212B: '\u00c5'}
 _COMPAT_CHARS = re.compile('[\uff01-\uff5e\u017f\u0130\u0131\u212a\u212b]')
@@ -107,6 +169,9 @@ def line_signal(line: str, profile: str = OUTPUT) -> str | None:
     line = fold(line)
     low = line.lower()
     for cls, lits, rx in _BY_PROFILE[profile]:
+        if lits is None:                      # a class that finds its own literals (`_Reports`)
+            if rx.search(line): return cls
+            continue
         for l in lits:                        # a plain loop: `any(...)` built a generator per class per line
             if l in low:
                 if (cls != 'summary' or _may_summarize(line)) and rx.search(line): return cls
@@ -139,7 +204,7 @@ _E_LINE = re.compile(_PYTEST_E)
 _BLOCK_LINES = 1 << 11          # lines joined at a time: the joined and lowered copies stay small (issue 12 item 6)
 
 _LIT_BITS = {p: {lit: bits for lit in _LITERALS                       # profile -> {literal: bit k set when class k of the profile lists it}
-                 if (bits := sum(1 << k for k, (_, lits, _) in enumerate(_BY_PROFILE[p]) if lit in lits))}
+                 if (bits := sum(1 << k for k, (_, lits, _) in enumerate(_BY_PROFILE[p]) if lits and lit in lits))}
              for p in _BY_PROFILE}
 
 _FRAME_BIT = 1 << 60            # in an automaton's value: the key is `file "` (a line where a Python frame can start)
@@ -147,9 +212,12 @@ _WORD_BIT = 1 << 61             # in an automaton's value: the key is one of the
 
 @lru_cache(maxsize=64)
 def _automaton(profile: str, frames: bool = False, words: tuple[str, ...] = ()):
-    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals, each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added; each of `words` (lower-case) with `_WORD_BIT` added (a word that is no literal: `_WORD_BIT` alone). At most 64 kept: the words vary with the caller's query."
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals (the catalogs' phrases of `_Reports` among them), each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added; each of `words` (lower-case) with `_WORD_BIT` added (a word that is no literal: `_WORD_BIT` alone). At most 64 kept: the words vary with the caller's query."
     import ahocorasick
     a, bits = ahocorasick.Automaton(), dict(_LIT_BITS[profile])
+    for k, (_, lits, rx) in enumerate(_BY_PROFILE[profile]):
+        if lits is None:                                      # the catalogs' phrases, read now (on first use)
+            for lit in rx.literals(): bits[lit] = bits.get(lit, 0) | 1 << k
     if frames: bits['file "'] = bits.get('file "', 0) | _FRAME_BIT
     for w in words: bits[w] = bits.get(w, 0) | _WORD_BIT
     for lit, b in bits.items(): a.add_word(lit, (b, lit))

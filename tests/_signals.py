@@ -27,7 +27,13 @@ What a signal is (the same classes the package documents in nbs/05_signals.ipynb
 - warning (output only): `warning:` (any case), a `…Warning:` name, `N warnings emitted|generated`, a
   loud `WARN`/`WARNING`, apt's `W: `;
 - the failure and warning words of other languages (output only): the words gettext catalogs use for
-  *error*/*failed* (`Fehler`, `erreur`, `ошибка`, `错误`, …) and for *warning* before a colon.
+  *error*/*failed* (`Fehler`, `erreur`, `ошибка`, `错误`, …) and for *warning* before a colon;
+- the crash reports of other languages (output only): every translation, in this machine's `libc`, `bash`
+  and `coreutils` catalogs (read here with the standard library's `gettext`), of the English messages whose
+  phrase the crash class reads (`Permission denied` -> `Keine Berechtigung`, `Killed` -> `Getötet`,
+  `%s: command not found` -> `未找到命令`): the translation's longest piece between printf directives, its
+  edge spaces, colons, stops, quotes and brackets trimmed, at least 4 letters (2 of Chinese, Japanese or
+  Korean); one word in the catalog's case, several in any case; whole words where the script spaces them.
 The result classes (errno, exit, http, summary, security, pytest `E` lines) apply to every content
 type; failure words depend on it: output (log, terminal, search-result, tabular) takes them in any
 case; prose (text, html, JSON string values) only loud (ERROR, FAILED, FATAL, PANIC, Traceback);
@@ -36,7 +42,7 @@ source (code, config, diff) not at all, since code talks about errors without re
 `status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
 a `level`/`severity`/`state`/`status`/`conclusion`/`result` of error, fatal, critical, failed, failure.
 """
-import csv, io, json, re
+import csv, gettext, glob, io, json, re, unicodedata
 from collections import Counter
 
 _WORDS = re.compile(r'(?<![\w./@-])(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w)', re.I)
@@ -64,7 +70,8 @@ _SECURITY = re.compile(r'\b' + _SAFETY_NAMES + r'["\']?\s*[=:]\s*(?:False|false|
 _CRASH_PHRASES = re.compile(r'(?i)\b(?:permission denied|access denied|segmentation fault|core dumped|out of memory|no such file or directory'
                             r'|connection refused|connection reset|command not found|timed out|undefined reference to'
                             r'|no space left on device|operation not permitted|cannot allocate memory|too many open files'
-                            r'|broken pipe|read-only file system)\b')
+                            r'|broken pipe|read-only file system|bus error|illegal instruction|floating point exception'
+                            r'|input/output error|memory exhausted)\b')
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
 _WARN = re.compile(r'(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
                    r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: ')
@@ -73,9 +80,59 @@ _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|
                       r'|(?i:(?<![\w./@-])(?:warnung|avertissement|advertencia|avviso|aviso|предупреждение|ostrzeżenie|waarschuwing|varning)[ \t\u00a0]?:)|警告[ \t]?[:：]')
 
 
+_CATALOG_IDS = ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
+                'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory', 'Too many open files',
+                'Broken pipe', 'Read-only file system', 'Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction',
+                'Floating point exception', 'Input/output error', 'memory exhausted', '%s: command not found', '(core dumped) ', '(core dumped)']
+_PRINTF = re.compile(r"%[0-9]*\$?[-+ #0']*[0-9*]*(?:\.[0-9*]+)?[hlLqjzt]*[a-zA-Z%]")
+_TRIM = ' \t\xa0.:：;,!()（）[]«»<>"\'`‘’“”„-'
+
+
+def _wide_char(c: str) -> bool: return unicodedata.east_asian_width(c) in ('W', 'F')
+
+
+def _catalog_phrases() -> tuple[dict, list]:
+    "({lower-cased first word: [(phrase, one word)]} of the spaced scripts, [phrase] of the unspaced ones) from this machine's catalogs."
+    spaced, wide = {}, set()
+    english = {max((x.strip(_TRIM) for x in _PRINTF.split(i)), key=len).lower() for i in _CATALOG_IDS}
+    for mo in sorted(glob.glob('/usr/share/locale*/*/LC_MESSAGES/*.mo')):
+        if mo.rsplit('/', 1)[1] not in ('libc.mo', 'bash.mo', 'coreutils.mo'): continue
+        try:
+            with open(mo, 'rb') as f: tr = gettext.GNUTranslations(f)
+        except Exception: continue
+        for i in _CATALOG_IDS:
+            t = tr.gettext(i)
+            if t == i or '\n' in t or '\ufffd' in t: continue
+            ph = max((x.strip(_TRIM) for x in _PRINTF.split(t)), key=len)
+            ph = ''.join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in ph)
+            if ph.lower() in english or sum(c.isalpha() for c in ph) < (2 if any(map(_wide_char, ph)) else 4): continue
+            if _wide_char(ph[0]): wide.add(ph)
+            else: spaced.setdefault(re.findall(r'[^\W_]+', ph.lower())[0], set()).add((ph, not any(c.isspace() for c in ph) and ph.lower() != ph.upper()))
+    return spaced, sorted(wide)
+
+
+_SPACED, _WIDE = _catalog_phrases()
+
+
+def _catalog_report(line: str) -> bool:
+    "Does `line` hold a translated crash report of this machine's catalogs (see the module's notes)?"
+    low = line.lower()
+    if any(ord(c) > 0x2e7f for c in line) and any(w in line for w in _WIDE): return True
+    for word in set(re.findall(r'[^\W_]+', low)) & _SPACED.keys():
+        for ph, one_word in _SPACED[word]:
+            hay, needle = (line, ph) if one_word else (low, ph.lower())
+            k = hay.find(needle)
+            while k >= 0:
+                e = k + len(needle)
+                if (k == 0 or not re.match(r'[\w./@-]', hay[k - 1])) and (_wide_char(needle[-1]) or e == len(hay) or not re.match(r'[\w@/-]', hay[e])):
+                    return True
+                k = hay.find(needle, k + 1)
+    return False
+
+
 def _reported(line: str) -> bool:
     "A crash, warning or other-language failure line (output profile)."
-    return any(rx.search(line) for rx in (_CRASH_PHRASES, _CRASH, _WARN, _FOREIGN))
+    return any(rx.search(line) for rx in (_CRASH_PHRASES, _CRASH, _WARN, _FOREIGN)) or _catalog_report(line)
 
 
 _DEFINITION = re.compile(r'^\+\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([a-z]+\))?\s+)?(?:async\s+)?(?:def|class|function|func|fn)\b')

@@ -16,7 +16,8 @@ def _closed(fd: int):
 
 
 @pytest.mark.parametrize('argv', [['caveman', 'compress', 'LOG'], ['caveman', 'stats'], ['caveman', '--version'],
-                                  ['caveman-shrink', '--version'], ['caveman', 'detect', 'LOG'], ['caveman-mcp', '--help'], ['caveman-mcp']])
+                                  ['caveman-shrink', '--version'], ['caveman-shrink', '--help'], ['caveman-shrink', 'lint', '-h'],
+                                  ['caveman', 'detect', 'LOG'], ['caveman-mcp', '--help'], ['caveman-mcp']])
 def test_a_closed_stdout_is_an_output_failure_not_a_traceback(argv, tmp_path):
     log = str(corpus_path('log_pytest_requests_failures.log'))
     cmd = [_exe(argv[0])] + [log if a == 'LOG' else a for a in argv[1:]]

@@ -57,3 +57,77 @@ def test_planted_translated_failures_survive_in_a_log_view(tmp_path):
     view = r.output.decode()
     assert [p for p in planted if p not in view] == []
     assert r.recovery_handle and eng.retrieve(r.recovery_handle) == data
+
+
+# --- translated system messages (break test 12 rows 1-5) ---------------------------------------------
+import os, subprocess, shutil
+from _signals import hidden_signals, line_signal as checker_signal
+
+SCRIPT = r'''
+ls /nonexistent-{k}
+cat /nonexistent-dir-{k}/file
+mkdir /proc/nope-{k}/x
+/etc/hostname
+nosuchcommand-{k}
+sh -c 'kill -SEGV $$'
+sh -c 'kill -KILL $$'
+sh -c 'kill -ABRT $$'
+true
+'''
+
+def _captured(lang: str, k: int) -> list[str]:
+    "The stderr lines real coreutils and bash print for a few failures under `LANGUAGE=lang` (run now, on this machine)."
+    env = {**os.environ, 'LC_ALL': 'C.UTF-8', 'LANGUAGE': lang}
+    r = subprocess.run(['bash', '-c', SCRIPT.format(k=k)], env=env, capture_output=True, text=True, timeout=30)
+    return [l for l in r.stderr.split('\n') if l.strip()]
+
+def _langs_with_catalogs() -> list[str]:
+    return sorted({Path(p).parts[-3] for p in glob.glob('/usr/share/locale/*/LC_MESSAGES/libc.mo')} & set(LANGS))
+
+@pytest.mark.skipif(not shutil.which('bash') or not _langs_with_catalogs(), reason='no bash or no C library catalogs here')
+def test_real_translated_failures_are_shown_or_counted(tmp_path):
+    "The failures real `ls`, `cat`, `mkdir` and bash print under each language whose C library catalog this machine has (file not found, permission denied, command not found, segmentation fault, killed, aborted: the messages themselves translated, not only a label) are captured now and planted at random places in a real log (this machine's dpkg log, or the corpus's npm log): the independent checker (which reads the catalogs with `gettext`) finds each captured line a signal, and no signal of the original is hidden from the view uncounted."
+    dpkg = Path('/var/log/dpkg.log')
+    base = dpkg.read_text(errors='replace').split('\n') if dpkg.is_file() else []
+    if len(base) < 3000: base = [l for _ in range(4) for l in corpus_path('log_npm_install_verbose.log').read_text().split('\n')] + base
+    captured = {lang: _captured(lang, k) for k, lang in enumerate(_langs_with_catalogs() + ['en'])}
+    english = captured.pop('en')
+    assert len(english) >= 7 and all(checker_signal(l, 'output') for l in english), english
+    planted = [l for ls in captured.values() for l in ls]
+    translated = [l for l in planted if l not in english and not l.isascii()]
+    assert len(translated) > len(captured), 'the catalogs gave no translated messages'
+    unseen = [l for l in planted if not checker_signal(l, 'output')]
+    assert len(unseen) <= len(planted) // 20, f'the checker reads {len(unseen)} of {len(planted)} captured failures as no signal: {unseen[:8]}'
+    rnd = random.Random(len(planted))
+    lines = list(base)
+    for p in planted: lines.insert(rnd.randrange(len(lines)), p)
+    data = '\n'.join(lines).encode()
+    eng = Engine(ccr.open_store(str(tmp_path / 's.db')))
+    r = eng.compress(data)
+    assert r.content_type == 'log' and len(r.output) < len(data)
+    assert hidden_signals(data, r.output, 'log') == []
+    view = r.output.decode()
+    shown = sum(p in view for p in planted)
+    assert shown >= len(planted) // 2, f'{shown} of {len(planted)} captured failures shown'
+    assert r.recovery_handle and eng.retrieve(r.recovery_handle) == data
+
+def test_a_catalog_of_any_language_is_read(tmp_path):
+    "A catalog the machine does not ship (written here, in GNU .mo layout, under `CAVEMAN_LOCALE_DIRS`) is read in a fresh process: its made-up translation of `Permission denied` is a `crash` report there, and not in a process without it; the one-word `Killed` is read in the catalog's case only."
+    from caveman.catalogs import MO_MAGIC, hashpjw
+    import struct, sys, json
+    pairs = {'': 'Content-Type: text/plain; charset=UTF-8\n', 'Permission denied': 'Zugang verwehrt worden', 'Killed': 'Vernichtet'}
+    keys = sorted(pairs, key=str.encode)
+    ids, strs, n = [k.encode() for k in keys], [pairs[k].encode() for k in keys], len(keys)
+    pos, blob, otab, ttab = 28 + 16 * n, b'', b'', b''
+    for s_ in ids: otab += struct.pack('<2I', len(s_), pos + len(blob)); blob += s_ + b'\0'
+    for s_ in strs: ttab += struct.pack('<2I', len(s_), pos + len(blob)); blob += s_ + b'\0'
+    d = tmp_path / 'xx' / 'LC_MESSAGES'; d.mkdir(parents=True)
+    (d / 'libc.mo').write_bytes(struct.pack('<7I', MO_MAGIC, 0, n, 28, 28 + 8 * n, 0, pos) + otab + ttab + blob)
+    lines = ["cat: /x: Zugang verwehrt worden", "bash: line 1: 4711 Vernichtet  sh -c x", "er wurde vernichtet", "ZUGANG VERWEHRT WORDEN"]
+    code = f"import json; from caveman.signals import line_signal; print(json.dumps([line_signal(l) for l in {lines!r}]))"
+    got = {}
+    for dirs in (str(tmp_path), str(tmp_path / 'none')):
+        r = subprocess.run([sys.executable, '-c', code], env={**os.environ, 'CAVEMAN_LOCALE_DIRS': dirs}, capture_output=True, text=True, timeout=60)
+        got[dirs] = json.loads(r.stdout)
+    assert got[str(tmp_path)] == ['crash', 'crash', None, 'crash']
+    assert got[str(tmp_path / 'none')] == [None, None, None, None]

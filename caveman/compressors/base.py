@@ -247,19 +247,26 @@ def keep_non_redundant_or_fallback(units: Sequence[str], keep: Sequence[bool], f
     return fallback(list(keep))
 
 # %% ../../nbs/10_compressors_base.ipynb #3037d232
-import json
+import json, unicodedata
 from json.encoder import encode_basestring as _encode_str      # the C encoder when available: `json.dumps(s, ensure_ascii=False)`
 
 _BARE_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*')
-_EXTRA_ESCAPES = re.compile('[\x7f-\x9f\u2026\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]')
+_EXTRA_ESCAPES = re.compile('[\x7f-\xa0\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u1680\u180e\u2000-\u200f\u2026'
+                            '\u2028-\u202f\u205f-\u2064\u2066-\u206f\u3000\ufeff\ufff9-\ufffb\ud800-\udfff\U000110bd\U000110cd'
+                            '\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]')
 OPAQUE = '\x00'                                           # a member holding an object or array: present, never a literal
 
-def _u_escape(m) -> str: return '\\u%04x' % ord(m[0])
+def _u_escape(m) -> str:
+    o = ord(m[0])
+    return '\\u%04x' % o if o < 0x10000 else '\\u%04x\\u%04x' % (0xD800 + ((o - 0x10000) >> 10), 0xDC00 + ((o - 0x10000) & 0x3FF))
 
 def summary_string(s: str) -> str:
-    "JSON string literal of text `s` for an invariant summary: JSON escapes, plus `\\uXXXX` for DEL, C1, lone surrogates, U+2028/9, bidi overrides and `…` (issue 10 grammar)."
+    "JSON string literal of text `s` for an invariant summary: JSON escapes, plus `\\uXXXX` for DEL, C1, format characters (Cf), spaces but U+0020 (Zs), U+2028/9, lone surrogates and `…`, and for combining marks when `s` is not NFC (issue 10 grammar; see above)."
     lit = _encode_str(s)
-    return _EXTRA_ESCAPES.sub(_u_escape, lit) if not lit.isascii() or '\x7f' in lit else lit
+    if lit.isascii() and '\x7f' not in lit: return lit
+    lit = _EXTRA_ESCAPES.sub(_u_escape, lit)
+    if not lit.isascii() and not unicodedata.is_normalized('NFC', s): lit = ''.join(_u_escape(c) if unicodedata.combining(c) else c for c in lit)
+    return lit
 
 # %% ../../nbs/10_compressors_base.ipynb #28fad64c
 def summary_key(name: str) -> str:
