@@ -21,12 +21,13 @@ def profile_of(content_type: str) -> str:
 # %% ../nbs/05_signals.ipynb #17cb24b9
 import re, threading, unicodedata
 
-_REPORT_IDS = ('No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
-               'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
-               'Too many open files', 'Broken pipe', 'Read-only file system', 'Segmentation fault', 'Killed', 'Aborted',
-               'Bus error', 'Illegal instruction', 'Floating point exception', 'Input/output error', 'memory exhausted',
-               '%s: command not found', '(core dumped) ', '(core dumped)')
-_REPORT_DOMAINS = ('libc', 'bash', 'coreutils')
+_SIGNAL_NAMES = ('Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction', 'Floating point exception')
+_REPORT_IDS = {                 # text domain -> the English messages asked of its catalogs
+    'libc': ('No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
+             'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
+             'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error', *_SIGNAL_NAMES),
+    'bash': ('%s: command not found', '(core dumped) ', '(core dumped)', *_SIGNAL_NAMES),   # bash's own list where the C library has none
+    'coreutils': ('memory exhausted',)}
 _DIRECTIVE = re.compile(r'%(?:[0-9]+\$)?[-+ #0\']*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnm%]')
 _EDGES = ' \t\u00a0.:：;,!()（）[]«»<>"\'`‘’“”„-'
 _BEFORE, _AFTER = re.compile(r'[\w./@-]'), re.compile(r'[\w@/-]')
@@ -51,10 +52,11 @@ class _Reports:
             import ahocorasick
             from caveman.catalogs import catalog_translations
             phrases = {}                                      # lowered phrase -> [(folded phrase, one word: read in its case)]
-            for mid, ts in catalog_translations(_REPORT_DOMAINS, _REPORT_IDS).items():
-                for t in ts:
-                    if (p := _report_phrase(t)) and (p := fold(p)) != _report_phrase(mid):
-                        phrases.setdefault(p.lower(), set()).add((p, not any(c.isspace() for c in p) and p.lower() != p.upper()))
+            for domain, ids in _REPORT_IDS.items():
+                for mid, ts in catalog_translations([domain], ids).items():
+                    for t in ts:
+                        if (p := _report_phrase(t)) and (p := fold(p)) != _report_phrase(mid):
+                            phrases.setdefault(p.lower(), set()).add((p, not any(c.isspace() for c in p) and p.lower() != p.upper()))
             auto = ahocorasick.Automaton()
             for low, forms in phrases.items(): auto.add_word(low, (low, tuple(forms)))
             if phrases: auto.make_automaton()

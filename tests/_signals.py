@@ -28,9 +28,9 @@ What a signal is (the same classes the package documents in nbs/05_signals.ipynb
   loud `WARN`/`WARNING`, apt's `W: `;
 - the failure and warning words of other languages (output only): the words gettext catalogs use for
   *error*/*failed* (`Fehler`, `erreur`, `ошибка`, `错误`, …) and for *warning* before a colon;
-- the crash reports of other languages (output only): every translation, in this machine's `libc`, `bash`
-  and `coreutils` catalogs (read here with the standard library's `gettext`), of the English messages whose
-  phrase the crash class reads (`Permission denied` -> `Keine Berechtigung`, `Killed` -> `Getötet`,
+- the crash reports of other languages (output only): every translation, in this machine's `libc` (error
+  and signal texts), `bash` (command not found, core dumped, signal texts) and `coreutils` (memory exhausted)
+  catalogs (read here with the standard library's `gettext`), of the English messages whose phrase the crash class reads (`Permission denied` -> `Keine Berechtigung`, `Killed` -> `Getötet`,
   `%s: command not found` -> `未找到命令`): the translation's longest piece between printf directives, its
   edge spaces, colons, stops, quotes and brackets trimmed, at least 4 letters (2 of Chinese, Japanese or
   Korean); one word in the catalog's case, several in any case; whole words where the script spaces them.
@@ -80,10 +80,12 @@ _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|
                       r'|(?i:(?<![\w./@-])(?:warnung|avertissement|advertencia|avviso|aviso|предупреждение|ostrzeżenie|waarschuwing|varning)[ \t\u00a0]?:)|警告[ \t]?[:：]')
 
 
-_CATALOG_IDS = ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
-                'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory', 'Too many open files',
-                'Broken pipe', 'Read-only file system', 'Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction',
-                'Floating point exception', 'Input/output error', 'memory exhausted', '%s: command not found', '(core dumped) ', '(core dumped)']
+_SIGNAL_TEXTS = ['Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction', 'Floating point exception']
+_CATALOG_IDS = {'libc.mo': ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
+                            'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
+                            'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error'] + _SIGNAL_TEXTS,
+                'bash.mo': ['%s: command not found', '(core dumped) ', '(core dumped)'] + _SIGNAL_TEXTS,
+                'coreutils.mo': ['memory exhausted']}
 _PRINTF = re.compile(r"%[0-9]*\$?[-+ #0']*[0-9*]*(?:\.[0-9*]+)?[hlLqjzt]*[a-zA-Z%]")
 _TRIM = ' \t\xa0.:：;,!()（）[]«»<>"\'`‘’“”„-'
 
@@ -94,13 +96,13 @@ def _wide_char(c: str) -> bool: return unicodedata.east_asian_width(c) in ('W', 
 def _catalog_phrases() -> tuple[dict, list]:
     "({lower-cased first word: [(phrase, one word)]} of the spaced scripts, [phrase] of the unspaced ones) from this machine's catalogs."
     spaced, wide = {}, set()
-    english = {max((x.strip(_TRIM) for x in _PRINTF.split(i)), key=len).lower() for i in _CATALOG_IDS}
+    english = {max((x.strip(_TRIM) for x in _PRINTF.split(i)), key=len).lower() for ids in _CATALOG_IDS.values() for i in ids}
     for mo in sorted(glob.glob('/usr/share/locale*/*/LC_MESSAGES/*.mo')):
-        if mo.rsplit('/', 1)[1] not in ('libc.mo', 'bash.mo', 'coreutils.mo'): continue
+        if (ids := _CATALOG_IDS.get(mo.rsplit('/', 1)[1])) is None: continue
         try:
             with open(mo, 'rb') as f: tr = gettext.GNUTranslations(f)
         except Exception: continue
-        for i in _CATALOG_IDS:
+        for i in ids:
             t = tr.gettext(i)
             if t == i or '\n' in t or '\ufffd' in t: continue
             ph = max((x.strip(_TRIM) for x in _PRINTF.split(t)), key=len)
