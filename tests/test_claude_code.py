@@ -107,6 +107,26 @@ def test_failure_lines_left_out_of_a_whole_output_cut_are_counted(claude, tmp_pa
     assert r.stdout.decode() == full
 
 
+@pytest.mark.skipif(not Path('/usr/share/locale/de/LC_MESSAGES/libc.mo').is_file(), reason='no German C library catalog here')
+def test_translated_failure_messages_are_counted_in_the_cut(claude, tmp_path):
+    "A 3,000-line Bash output in the real Claude Code where 50 lines are real `ls` failures printed under `LANGUAGE=de` (the C library's own German: `Datei oder Verzeichnis nicht gefunden`, no English word in them): the 2,000-character view shows some and every gap counts those it hides, so shown + counted = 50 (break test 12 rows 1-3)."
+    s = Session(tmp_path)
+    cmd = ('for i in $(seq 0 2999); do if [ $((i % 60)) -eq 7 ]; then LC_ALL=C.UTF-8 LANGUAGE=de ls /nope-$i 2>&1; '
+           'else echo "2026-12-01 10:00:00 INFO worker $((i % 7)) processed item $i in 12ms"; fi; done')
+    full = subprocess.run(['bash', '-c', cmd], capture_output=True, text=True, timeout=120).stdout
+    failures = [l for l in full.split('\n') if l.startswith('ls: ')]
+    assert len(failures) == 50 and not any('No such file' in l for l in failures), failures[:2]
+    api = s.run(claude, [[tool_use('Bash', {'command': cmd}, id='toolu_de')]])
+    view = results(api)["toolu_de"]
+    assert 'persisted-output' not in view and '(caveman)' in view
+    shown = sum(1 for l in view.split('\n') if l.startswith('ls: '))
+    counted = sum(int(n) for n in re.findall(r'signals×([0-9]+)', view))
+    assert shown > 0 and shown + counted == 50, (shown, counted)
+    r = subprocess.run([caveman_exe(), 'retrieve', HANDLE.search(view).group(1)], env=s.env, capture_output=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.stdout.decode() == full
+
+
 def test_small_output_and_failing_hook_leave_the_original(claude, tmp_path):
     bad = tmp_path / 'bad.json'; bad.write_text('{not json')
     s = Session(tmp_path)
