@@ -102,7 +102,8 @@ def is_heading(section: str) -> bool:
     s = section.strip()
     if s.startswith('#'): return True
     if len(s) > MAX_HEADING_BYTES: return False                     # no character is less than a byte: no copy of a long section
-    return len(s.encode('utf-8', 'surrogatepass')) <= MAX_HEADING_BYTES and 1 <= len(s.split()) <= MAX_HEADING_WORDS and not any(c in s for c in '.!?')
+    if '.' in s or '!' in s or '?' in s or not s: return False     # plain tests first: a million one-word lines ask this a million times
+    return (s.isascii() or len(s.encode('utf-8', 'surrogatepass')) <= MAX_HEADING_BYTES) and len(s.split(None, MAX_HEADING_WORDS)) <= MAX_HEADING_WORDS
 
 # %% ../../nbs/14_compressors_text.ipynb #61ff8b4f
 def flagged(section: str) -> bool:
@@ -235,6 +236,7 @@ def keep_table_headers(secs: Sequence[str], keep: Sequence[bool]) -> list[bool]:
 # %% ../../nbs/14_compressors_text.ipynb #df929a1a
 def _indent(section: str) -> int:
     "Columns before the first character of `section`, tabs expanded to 8 (man pages mix them with spaces)."
+    if section[:1] not in (' ', '\t'): return 0                         # most sections start at the margin: no copy
     nl = section.find('\n')
     first = (section if nl < 0 else section[:nl]).expandtabs(8)     # the first line alone: no copy of the rest
     return len(first) - len(first.lstrip(' '))
