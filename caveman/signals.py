@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'SPAN_CHARS', 'FIRST_LINES_CHARS', 'STATUS_COLUMNS', 'SIGNAL_REPEATS',
-           'profile_of', 'fold', 'line_signal', 'lowered', 'signal_flags', 'signal_flags_words', 'signal_flags_each',
-           'span_signal_lines', 'holds_signal', 'diff_signal_flags', 'member_signal', 'first_signal_lines',
-           'json_signal', 'table_signal_flags', 'forced_signals']
+           'profile_of', 'fold', 'line_signal', 'profile_literals', 'lowered', 'signal_flags', 'signal_flags_words',
+           'signal_flags_each', 'span_signal_lines', 'holds_signal', 'diff_signal_flags', 'member_signal',
+           'first_signal_lines', 'json_signal', 'table_signal_flags', 'forced_signals']
 
 # %% ../nbs/05_signals.ipynb #f29e4ce1
 OUTPUT, PROSE, SOURCE = 'output', 'prose', 'source'
@@ -30,7 +30,10 @@ _REPORT_IDS = {                 # text domain -> the English messages asked of i
     'coreutils': ('memory exhausted',)}
 _DIRECTIVE = re.compile(r'%(?:[0-9]+\$)?[-+ #0\']*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnm%]')
 _EDGES = ' \t\u00a0.:：;,!()（）[]«»<>"\'`‘’“”„-'
-_BEFORE, _AFTER = re.compile(r'[\w./@-]'), re.compile(r'[\w@/-]')
+_BEFORE = re.compile(r'[\w./@-]')
+_REPORT_BEFORE = re.compile(r'(?:^[ \t]*|:[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)$')   # see above: a one-word report's place
+_REPORT_AFTER = re.compile(r'[ \t\r]*$|[ \t]{2}|[ \t]*\(')
+_JOB_FIELD = 24                 # bytes: bash pads a job's signal text to this width, and glues a longer one to the command
 
 def _wide(ch: str) -> bool:
     "Is `ch` of a script written without spaces between words (East Asian wide: Han, kana, Hangul)?"
@@ -64,6 +67,10 @@ class _Reports:
     def literals(self) -> list[str]:
         if self._phrases is None: self._load()
         return list(self._phrases)
+    def holds(self, low: str) -> bool:
+        "Does `low` (folded and lower-cased) hold one of the phrases anywhere (no place read)?"
+        if self._phrases is None: self._load()
+        return bool(self._phrases) and next(self._auto.iter(low), None) is not None
     def search(self, line: str) -> bool:
         if self._phrases is None: self._load()
         if not self._phrases: return False
@@ -72,11 +79,31 @@ class _Reports:
         for end, (lit, forms) in self._auto.iter(low):
             a, z = end + 1 - len(lit), end + 1
             if not _wide(lit[0]) and a and _BEFORE.match(low, a - 1): continue
-            if not _wide(lit[-1]) and _AFTER.match(low, z): continue
+            if any(c.isspace() for c in lit):                 # several words: a report wherever it stands, glued to what follows or not
+                if any(not exact or line[a:z] == p for p, exact in forms): return True
+                continue
+            if not (_REPORT_BEFORE.search(line, 0, a) and (_REPORT_AFTER.match(line, z) or len(lit.encode()) >= _JOB_FIELD)): continue
             if any(not exact or line[a:z] == p for p, exact in forms): return True
         return False
 
 _REPORTS = _Reports()
+
+# %% ../nbs/05_signals.ipynb #da590d25
+_PROGRAM = re.compile(r'[ \t]*[a-z./][\w./+-]{0,63}(?:\[[0-9]+\])?[ \u00a0\u202f]?:[ \t]')   # French puts a space before the colon
+
+class _Diagnostic:
+    "A program's report quoted in prose (see above): `search(line)` answers like a compiled pattern's, `literals()` lists the lower-cased literals a line needs."
+    def _classes(self) -> list:
+        "The output profile's English failure words and names, and its crash reports (English and the catalogs'), as `(literals, pattern)`."
+        return [(lits, rx) for cls, lits, rx in _BY_PROFILE[OUTPUT] if rx is _REPORTS or (lits and getattr(rx, 'pattern', None) in (_WORDS + '|' + _CAMEL, _CRASH))]
+    def literals(self) -> list[str]:
+        return list(dict.fromkeys(l for lits, rx in self._classes() for l in (lits or rx.literals())))
+    def search(self, line: str) -> bool:
+        line = fold(line)
+        if _PROGRAM.match(line) is None: return False
+        return any(rx.search(line) for _, rx in self._classes())
+
+_DIAGNOSTIC = _Diagnostic()
 
 # %% ../nbs/05_signals.ipynb #db5404a2
 import re
@@ -90,7 +117,7 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
           r'|\bundefined reference to\b|\bcommand not found\b|\bno such file or directory\b|\bconnection (?:refused|reset)\b'
           r'|\boperation not permitted\b|\bno space left on device\b|\btimed out\b|\btimeout (?:after|waiting|while|exceeded|expired)\b|\bcannot allocate memory\b'
           r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\]|\b(?:unable to|could not|couldn\'t|cannot|can\'t)\b'
-          r'|\bbus error\b|\billegal instruction\b|\bfloating point exception\b|\binput/output error\b|\bmemory exhausted\b)'
+          r'|\bbus error\b|\billegal instruction\b|\bfloating point exception|\binput/output error\b|\bmemory exhausted\b)'   # FPE: 24 bytes, glued by bash
           r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: '
@@ -153,6 +180,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('warning', ('warnung', 'avertissement', 'attention', 'advertencia', 'precaución', 'atención', 'aviso', 'avvertimento', 'avviso',
                  'attenzione', 'предупреждение', 'внимание', 'попередження', 'увага', 'ostrzeżenie', 'uwaga', 'waarschuwing',
                  'varning', 'varování', 'pozor', 'uyari', 'dikkat', 'avisando', '警告', '경고'), _INTL_WARN, (OUTPUT,)),
+    ('failure', None, _DIAGNOSTIC, (PROSE,)),         # a program's report quoted in prose (break test 13 row F1)
 ]
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat) if isinstance(pat, str) else pat) for cls, lits, pat, profiles in _CLASSES if p in profiles]
                for p in (OUTPUT, PROSE, SOURCE)}
@@ -225,6 +253,11 @@ def _automaton(profile: str, frames: bool = False, words: tuple[str, ...] = ()):
     for lit, b in bits.items(): a.add_word(lit, (b, lit))
     a.make_automaton()
     return a
+
+def profile_literals(profile: str) -> tuple[str, ...]:
+    "Every literal (lower-case str) a line needs to have a class under `profile`: those of `_CLASSES` and those the self-searching classes (`_Reports`, `_Diagnostic`) list, read on first use."
+    lazy = [l for _, lits, rx in _BY_PROFILE[profile] if lits is None for l in rx.literals()]
+    return tuple(dict.fromkeys([*_LIT_BITS[profile], *lazy]))
 
 def lowered(text: str) -> str:
     "`text` (str) folded (`fold`) and lower-cased for a literal search, position for position: character k of the answer is character k of `text` as the search reads it. An ASCII text is lowered as bytes (`bytes.lower` is several times faster than `str.lower`, and the same on ASCII)."
@@ -447,10 +480,11 @@ def member_signal(key: str, value) -> bool:
 _LITERAL_RX = re.compile('|'.join(map(re.escape, _LITERALS)))
 
 def _has_literal(text: str) -> bool:
-    "Does `text` contain (case-insensitively) a literal of any line class?"
+    "Does `text` contain (case-insensitively) a literal of any line class, or one of the catalogs' report phrases (`_Reports.holds`)?"
     low = fold(text).lower()
-    if len(low) < 128: return _LITERAL_RX.search(low) is not None
-    return any(l in low for l in _LITERALS)
+    if len(low) < 128: hit = _LITERAL_RX.search(low) is not None
+    else: hit = any(l in low for l in _LITERALS)
+    return hit or _REPORTS.holds(low)
 
 # %% ../nbs/05_signals.ipynb #255b6ac3
 FIRST_LINES_CHARS = 1 << 16

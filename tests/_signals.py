@@ -33,11 +33,17 @@ What a signal is (the same classes the package documents in nbs/05_signals.ipynb
   catalogs (read here with the standard library's `gettext`), of the English messages whose phrase the crash class reads (`Permission denied` -> `Keine Berechtigung`, `Killed` -> `Getötet`,
   `%s: command not found` -> `未找到命令`): the translation's longest piece between printf directives, its
   edge spaces, colons, stops, quotes and brackets trimmed, at least 4 letters (2 of Chinese, Japanese or
-  Korean); one word in the catalog's case, several in any case; whole words where the script spaces them.
+  Korean); several words in any case, starting as a whole word where the script spaces them, running into
+  what follows or not; one word in the catalog's case and only where a tool prints a report: alone, after
+  a colon, after bash's `N: PID ` or a job number `[1]+`, and then at the line's end, before two blanks or
+  a bracket, or glued to the command when 24 bytes or longer (bash pads its job field to 24 bytes).
 The result classes (errno, exit, http, summary, security, pytest `E` lines) apply to every content
 type; failure words depend on it: output (log, terminal, search-result, tabular) takes them in any
 case; prose (text, html, JSON string values) only loud (ERROR, FAILED, FATAL, PANIC, Traceback);
-source (code, config, diff) not at all, since code talks about errors without reporting one. JSON members: `error`/`errors`/`exception`/
+source (code, config, diff) not at all, since code talks about errors without reporting one; prose also
+takes a program's report: a line opening with a lower-case program name or a path (at most 64 characters, an optional
+`[pid]`) and a colon that holds a failure word or name or a crash report (`ls: cannot access 'x': No such
+file or directory`, `bash: line 3: 4711 Killed`). JSON members: `error`/`errors`/`exception`/
 `failure` holding something, `deleted`/`failed`/`error` true, `ok`/`success` false, a
 `status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
 a `level`/`severity`/`state`/`status`/`conclusion`/`result` of error, fatal, critical, failed, failure.
@@ -67,7 +73,7 @@ _SECURITY = re.compile(r'\b' + _SAFETY_NAMES + r'["\']?\s*[=:]\s*(?:False|false|
                        r'|\bNODE_TLS_REJECT_UNAUTHORIZED\W{0,3}0\b'
                        r'|\bdisable[_-]?(?:ssl|tls|verify|verification|auth|csrf|security|checks?)\w*["\']?\s*[=:]\s*(?:True|true|1|yes|on)\b'
                        r'|\bchmod\s+(?:-R\s+)?0?777\b')
-_CRASH_PHRASES = re.compile(r'(?i)\b(?:permission denied|access denied|segmentation fault|core dumped|out of memory|no such file or directory'
+_CRASH_PHRASES = re.compile(r'(?i)\bfloating point exception|\b(?:permission denied|access denied|segmentation fault|core dumped|out of memory|no such file or directory'
                             r'|connection refused|connection reset|command not found|timed out|undefined reference to'
                             r'|no space left on device|operation not permitted|cannot allocate memory|too many open files'
                             r'|broken pipe|read-only file system|bus error|illegal instruction|floating point exception'
@@ -119,17 +125,32 @@ _SPACED, _WIDE = _catalog_phrases()
 def _catalog_report(line: str) -> bool:
     "Does `line` hold a translated crash report of this machine's catalogs (see the module's notes)?"
     low = line.lower()
-    if any(ord(c) > 0x2e7f for c in line) and any(w in line for w in _WIDE): return True
     for word in set(re.findall(r'[^\W_]+', low)) & _SPACED.keys():
-        for ph, one_word in _SPACED[word]:
-            hay, needle = (line, ph) if one_word else (low, ph.lower())
+        for ph, cased in _SPACED[word]:
+            hay, needle = (line, ph) if cased else (low, ph.lower())
             k = hay.find(needle)
             while k >= 0:
-                e = k + len(needle)
-                if (k == 0 or not re.match(r'[\w./@-]', hay[k - 1])) and (_wide_char(needle[-1]) or e == len(hay) or not re.match(r'[\w@/-]', hay[e])):
-                    return True
+                if (k == 0 or not re.match(r'[\w./@-]', hay[k - 1])) and (any(c.isspace() for c in ph) or _report_place(line, k, k + len(needle), ph)): return True
                 k = hay.find(needle, k + 1)
+    if any(ord(c) > 0x2e7f for c in line):
+        for w in _WIDE:
+            k = line.find(w)
+            while k >= 0:
+                if any(c.isspace() for c in w) or _report_place(line, k, k + len(w), w): return True
+                k = line.find(w, k + 1)
     return False
+
+
+def _report_place(line: str, a: int, z: int, phrase: str) -> bool:
+    "Is a one-word report at `line[a:z]` where a tool prints one: alone, after a colon, after bash's `N: PID ` or a job number `[1]+`; then at the end, before two blanks or a bracket, or glued to the command when 24 bytes or longer (bash's padded field)?"
+    before, after = line[:a].replace('\uff1a', ':'), line[z:]
+    placed = (re.fullmatch(r'[ \t]*', before) or re.search(r':[ \t]*$', before) or re.search(r':[ \t]*[0-9]+[ \t]+$', before)
+              or re.fullmatch(r'\[[0-9]+\][+-]?[ \t]+', before))
+    return bool(placed) and (re.fullmatch(r'[ \t\r]*', after) or after.startswith(('  ', '\t\t', ' \t', '\t ')) or after.lstrip(' \t').startswith('(')
+                             or len(phrase.encode()) >= 24)
+
+
+_PROGRAM = re.compile(r'[ \t]*[a-z./][A-Za-z0-9_./+-]{0,63}(?:\[[0-9]+\])?[ \xa0\u202f]?:[ \t]')
 
 
 def _reported(line: str) -> bool:
@@ -164,6 +185,9 @@ def line_signal(line: str, profile: str) -> str | None:
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
+    if profile == PROSE and _PROGRAM.match(line) and (_WORDS.search(line) or _CAMEL.search(line) or _CRASH_PHRASES.search(line)
+                                                     or _CRASH.search(line) or _catalog_report(line)):
+        return 'failure'                  # a program's report quoted in prose
     return None
 
 

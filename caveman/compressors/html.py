@@ -401,10 +401,9 @@ def page_title(doc) -> str:
     return ' '.join(t.text_content().split()) if t is not None else ''
 
 # %% ../../nbs/19_compressors_html.ipynb #bd913369
-from ..signals import PROSE, signal_flags, line_signal, holds_signal, _LIT_BITS, lowered
+from ..signals import PROSE, signal_flags, line_signal, holds_signal, profile_literals, lowered
 
 SIGNAL_SCAN_BYTES = 1 << 16
-_PROSE_LITERALS = tuple(_LIT_BITS[PROSE])   # the literals of the prose profile's classes: a line without one has no class
 
 def _holds_signal(s: str) -> bool:
     "True when some line of `s` has a signal class under the prose profile (`signals.holds_signal`: one pass of its literals, only the lines holding one classified)."
@@ -425,20 +424,21 @@ _TEXT_BLOCKS = ('p', 'pre', 'li', 'td', 'th', 'dt', 'dd', 'h1', 'h2', 'h3', 'h4'
 SIGNAL_CHUNK_CHARS = 1 << 16   # `str.lower` of text beyond Latin-1 holds 14 bytes a character at its peak: small pieces
 # A folded line holds a literal only where the unfolded text holds each of its space-free pieces; a literal
 # with a run of spaces (pytest's `E   `) is never in a folded line. `file "` starts a frame (`signals._frames`).
-_LINE_PIECES = tuple(dict.fromkeys(max(l.split(), key=len) for l in (*_PROSE_LITERALS, 'file "') if '  ' not in l))
-_LINE_PIECES = tuple(p for p in _LINE_PIECES if not any(q != p and q in p for q in _LINE_PIECES))   # `fail` finds `failed`
+def _line_pieces() -> tuple[str, ...]:
+    "The longest space-free piece of each literal of the prose profile (`signals.profile_literals`: the catalogs' phrases among them, read on first use) and of `file \"`."
+    return tuple(dict.fromkeys(max(l.split(), key=len) for l in (*profile_literals(PROSE), 'file "') if '  ' not in l and l.strip()))
 
 @functools.cache
 def _pieces_automaton():
-    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `_LINE_PIECES`."
+    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `_line_pieces()`."
     import ahocorasick
     a = ahocorasick.Automaton()
-    for p in _LINE_PIECES: a.add_word(p, p)
+    for p in _line_pieces(): a.add_word(p, p)
     a.make_automaton()
     return a
 
 def _candidate_lines(texts: list[str], out: list[str]) -> None:
-    "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_LINE_PIECES`) once lowered (`signals.lowered`), in order."
+    "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_line_pieces`) once lowered (`signals.lowered`), in order."
     big = '\n'.join(texts)
     low, b = lowered(big), -1
     for end, _ in _pieces_automaton().iter(low):      # every occurrence, by where it ends: lines in order
