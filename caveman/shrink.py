@@ -204,6 +204,8 @@ def _no_tools_note(data: bytes, doc=...) -> str:
     return ''
 
 # %% ../nbs/41_shrink.ipynb #57c5c839
+from .command import write_reply
+
 def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     data = _read(path, stdin, stderr)
     if type(data) is int: return data
@@ -213,14 +215,15 @@ def _run_shrink(path: str | None, stdin, stdout, stderr, store) -> int:
     if store is None and ccr.default_path(create=False) == ':memory:':   # CAVEMAN_CCR_DB=:memory: ends with this process
         out, note = data, {'ratio': 0, 'basis': 'inferred', 'note': 'passed through: the recovery store is in memory and ends '
                                                                       'with this command, so nothing lossy is published'}
-        stdout.write(out); stdout.flush(); _line(stderr, note)
+        if rc := write_reply(0, out, b'', stdout, stderr): return rc
+        _line(stderr, note)
         return 0
     try:
         out, res = shrink(data, store, parsed=parsed)
         note = report_line(res, _no_tools_note(data, parsed[0]) if res.ratio == 0 else '')
     except RecoveryStoreError as e: out, note = data, report_line(e.result, f'passed through: {e}')
     except Exception as e: out, note = data, {'ratio': 0, 'basis': 'inferred', 'note': f'passed through: {e}'}
-    stdout.write(out); stdout.flush()
+    if rc := write_reply(0, out, b'', stdout, stderr): return rc   # a closed or full stdout: one `cave_output_failed` line, exit 1
     _line(stderr, note)
     return 0
 
@@ -230,16 +233,14 @@ def _run_lint(path: str, as_json: bool, stdin, stdout, stderr) -> int:
     if type(data) is int: return data
     try: rep = lint(data)
     except ValueError as e: return _fatal(stderr, 'cave_invalid_catalog', f'lint {path}: {e}')
-    stdout.write((json.dumps(rep.to_dict()) + '\n' if as_json else rep.table()).encode()); stdout.flush()
-    return 0
+    return write_reply(0, (json.dumps(rep.to_dict()) + '\n' if as_json else rep.table()).encode(), b'', stdout, stderr)
 
 # %% ../nbs/41_shrink.ipynb #b429212d
 def _run_recover(handle: str, stdout, stderr, store) -> int:
     try: data = recover(handle, store)
     except ccr.NotFound as e: return _fatal(stderr, 'cave_unknown_handle', f'recover {handle}: {e}')
     except Exception as e: return _fatal(stderr, 'cave_store_unavailable', f'recover {handle}: {e}')
-    stdout.write(data); stdout.flush()
-    return 0
+    return write_reply(0, data, b'', stdout, stderr)
 
 # %% ../nbs/41_shrink.ipynb #131fb33c
 def run(verb: str = 'shrink', arg: str | None = None, as_json: bool = False,

@@ -4,7 +4,7 @@ row 6: `AttributeError: 'NoneType' object has no attribute 'buffer'`)."""
 import json, os, shutil, subprocess
 import pytest
 from conftest import child_env
-from caveman.corpus import corpus_path
+from caveman.corpus import corpus_path, corpus_files
 
 
 def _exe(name: str) -> str:
@@ -17,10 +17,12 @@ def _closed(fd: int):
 
 @pytest.mark.parametrize('argv', [['caveman', 'compress', 'LOG'], ['caveman', 'stats'], ['caveman', '--version'],
                                   ['caveman-shrink', '--version'], ['caveman-shrink', '--help'], ['caveman-shrink', 'lint', '-h'],
+                                  ['caveman-shrink', 'CATALOG'], ['caveman-shrink', 'lint', 'CATALOG'], ['caveman-shrink', 'lint', '--json', 'CATALOG'],
                                   ['caveman', 'detect', 'LOG'], ['caveman-mcp', '--help'], ['caveman-mcp']])
 def test_a_closed_stdout_is_an_output_failure_not_a_traceback(argv, tmp_path):
     log = str(corpus_path('log_pytest_requests_failures.log'))
-    cmd = [_exe(argv[0])] + [log if a == 'LOG' else a for a in argv[1:]]
+    catalog = str(next(p for p in corpus_files(catalogs=True) if p.name == 'mcp_filesystem.json'))
+    cmd = [_exe(argv[0])] + [log if a == 'LOG' else catalog if a == 'CATALOG' else a for a in argv[1:]]
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_closed(1), timeout=120,
                        env=child_env(HOME=str(tmp_path), CAVEMAN_HOME=str(tmp_path / 'cv')))
     assert b'Traceback' not in r.stderr, r.stderr.decode()
