@@ -251,9 +251,10 @@ import json, unicodedata
 from json.encoder import encode_basestring as _encode_str      # the C encoder when available: `json.dumps(s, ensure_ascii=False)`
 
 _BARE_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*')
-_EXTRA_ESCAPES = re.compile('[\x7f-\xa0\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u1680\u180e\u2000-\u200f\u2026'
-                            '\u2028-\u202f\u205f-\u2064\u2066-\u206f\u3000\ufeff\ufff9-\ufffb\ud800-\udfff\U000110bd\U000110cd'
-                            '\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]')
+_EXTRA_ESCAPES = re.compile('[\x7f-\xa0\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u1680\u17b4\u17b5'
+                            '\u180b-\u180f\u2000-\u200f\u2026\u2028-\u202f\u205f-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0'
+                            '\ufff0-\ufffb\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3'
+                            '\U0001d173-\U0001d17a\U000e0000-\U000e0fff]')
 OPAQUE = '\x00'                                           # a member holding an object or array: present, never a literal
 
 def _u_escape(m) -> str:
