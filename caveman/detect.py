@@ -290,9 +290,26 @@ def _read_fields(text: str, d: str) -> list[list[str]]:
 # %% ../nbs/03_detect.ipynb #5a953a08
 _LINE = re.compile(r'[^\n]*\n|[^\n]+\Z')
 
+def _lf_records(text: str) -> str:
+    "`text` with each CRLF that ends a record (after an even number of `\"`) written as LF; a CRLF inside a quoted field kept."
+    parts = text.split('"')
+    parts[0::2] = [p.replace('\r\n', '\n') for p in parts[0::2]]
+    return '"'.join(parts)
+
+def _holds_line_end(rows: Rows) -> bool:
+    "Does some cell of `rows` hold a line feed?"
+    if rows.sep is None: return any('\n' in c for r in rows.packed for c in r)
+    return any('\n' in r for r in rows.packed)
+
 def _read_delimited(text: str, d: str) -> Rows | None:
-    "Records of delimited `text` with Go `encoding/csv` semantics (see the table above), packed, or None on a quote error."
-    text = text.replace('\r\n', '\n')
+    "Records of delimited `text` with Go `encoding/csv` semantics but a CRLF inside a quoted field kept (see the table above), packed, or None on a quote error."
+    rows = _read_lf(text.replace('\r\n', '\n'), d)
+    if rows is not None and '\r\n' in text and '"' in text and _holds_line_end(rows):
+        rows = _read_lf(_lf_records(text), d)                      # a cell held a CRLF: read again with it kept
+    return rows
+
+def _read_lf(text: str, d: str) -> Rows | None:
+    "Records of `text` whose record ends are LF (see `_read_delimited`)."
     if text.endswith('\r'): text = text[:-1]
     if '"' not in text: return Rows([line for line in text.split('\n') if line], d)     # each line is its record
     if not _csv_patterns(d)[0].fullmatch(text): return None

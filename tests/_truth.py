@@ -708,7 +708,7 @@ def _table(text: str):
         return rows[0], rows[2:], True, '|'
     first = s.split('\n', 1)[0]
     d = '\t' if first.count('\t') > first.count(',') else ','
-    rows = [r for r in csv.reader(io.StringIO(text.replace('\r\n', '\n'), newline=''), delimiter=d) if r]
+    rows = [r for r in csv.reader(io.StringIO(text, newline=''), delimiter=d) if r]    # a CRLF inside a quoted cell is the cell's
     return (rows[0], rows[1:], False, d) if rows else None
 
 
@@ -724,7 +724,7 @@ def table_false_claims(original: str, view: str) -> list[str] | None:
             vrows.append(m if m else (None if CONTRACT in l else [c.strip() for c in l.strip()[1:-1].split('|')]))
     else:
         vrows = []
-        for r in list(csv.reader(io.StringIO(view.replace('\r\n', '\n'), newline=''), delimiter=d))[1:]:
+        for r in list(csv.reader(io.StringIO(view, newline=''), delimiter=d))[1:]:
             if not r: continue
             m = LINE_MARKER.fullmatch(r[0]) if r else None
             vrows.append(m if m else (None if CONTRACT in r[0] else r))
