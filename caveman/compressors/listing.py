@@ -82,7 +82,7 @@ def ls_fields(line: str, m: 're.Match | None' = None) -> list[tuple[str, str]] |
     if f[0][0] == 'l' and ' -> ' in name: name, target = name.split(' -> ', 1)
     out = []                                                      # `row_fields(names, cells)` of the fields present, inline
     for n, v in zip(LS_FIELDS, (*f, name, target)):
-        if v: out.append((n, summary_string(v) if (v := v.strip()) else ''))
+        if v: out.append((n, summary_string(v)))                  # as written: `libfoo.so ` is not `libfoo.so` (break test 13 F11)
     return out
 
 # %% ../../nbs/23_compressors_listing.ipynb #c35d9054
