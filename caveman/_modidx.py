@@ -1203,6 +1203,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                'caveman.hooks._fit_characters': ('hooks.html#_fit_characters', 'caveman/hooks.py'),
                                'caveman.hooks._fit_lines': ('hooks.html#_fit_lines', 'caveman/hooks.py'),
                                'caveman.hooks._gap_line': ('hooks.html#_gap_line', 'caveman/hooks.py'),
+                               'caveman.hooks._gap_signals': ('hooks.html#_gap_signals', 'caveman/hooks.py'),
                                'caveman.hooks._gemini_text': ('hooks.html#_gemini_text', 'caveman/hooks.py'),
                                'caveman.hooks._grep': ('hooks.html#_grep', 'caveman/hooks.py'),
                                'caveman.hooks._has_ours': ('hooks.html#_has_ours', 'caveman/hooks.py'),

@@ -214,13 +214,24 @@ def _fit_characters(view: str, budget: int) -> str:
     b = len(view) - (budget - a)
     m = _BREAK.search(view, b, min(len(view), b + 200))
     b = m.end() if m else b
-    return view[:a] + '\n' + _gap_line(b - a, 'characters') + view[b:]
+    return view[:a] + '\n' + _gap_line(b - a, 'characters', *_gap_signals(view, a, b)) + view[b:]
+
+def _gap_signals(view: str, a: int, b: int) -> tuple[int, str]:
+    "`(the number of signal lines of `view` that characters a..b reach into, the first one)`: the lines read as `_fit_lines` reads them."
+    s, e = view.rfind('\n', 0, a) + 1, view.find('\n', b)
+    lines = view[s:e if e >= 0 else len(view)].split('\n')
+    hits = [l for l, f in zip(lines, _signal_and_loud_flags([l.rstrip('\r') for l in lines])[0]) if f]
+    return len(hits), hits[0] if hits else ''
 
 # %% ../nbs/63_hooks.ipynb #a85c3e70
 def fit_view(view: str, limit: int) -> str:
     "`view` (characters) if it fits in `limit`, else cut to at most `limit` characters: its signal and failure lines, head and tail lines, each gap one `… N lines of the original elided (caveman) …` line (`_fit_lines`); by characters (`_fit_characters`) when whole lines would fill under half of `limit`."
     if len(view) <= limit: return view
-    return _fit_lines([l for l in re.split(r'(?<=\n)', view) if l], limit) or _fit_characters(view, max(0, limit - _GAP))
+    if (cut := _fit_lines([l for l in re.split(r'(?<=\n)', view) if l], limit)) is not None: return cut
+    budget = max(0, limit - _GAP)
+    while len(cut := _fit_characters(view, budget)) > limit and budget:   # a marker that counts signals is longer than `_GAP`
+        budget = max(0, budget - (len(cut) - limit))
+    return cut
 
 # %% ../nbs/63_hooks.ipynb #5d54e830
 import stat

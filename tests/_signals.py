@@ -80,7 +80,7 @@ _CRASH_PHRASES = re.compile(r'(?i)\bfloating point exception|\b(?:permission den
                             r'|input/output error|memory exhausted)\b')
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
 _WARN = re.compile(r'(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
-                   r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: ')
+                   r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])')
 _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|ошибка|ошибки|помилка|błąd|errore|erro|falhou|fallo|falló'
                       r'|mislukt|misslyckades|chyba|hata)(?![\w@/-])|错误|失败|錯誤|失敗|エラー|오류|실패'
                       r'|(?i:(?<![\w./@-])(?:warnung|avertissement|advertencia|avviso|aviso|предупреждение|ostrzeżenie|waarschuwing|varning)[ \t\u00a0]?:)|警告[ \t]?[:：]')
