@@ -1753,6 +1753,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'caveman.signals._report_phrase': ('signals.html#_report_phrase', 'caveman/signals.py'),
                                  'caveman.signals._rewrite_changes': ('signals.html#_rewrite_changes', 'caveman/signals.py'),
                                  'caveman.signals._scan': ('signals.html#_scan', 'caveman/signals.py'),
+                                 'caveman.signals._unbracket': ('signals.html#_unbracket', 'caveman/signals.py'),
                                  'caveman.signals._wide': ('signals.html#_wide', 'caveman/signals.py'),
                                  'caveman.signals.diff_signal_flags': ('signals.html#diff_signal_flags', 'caveman/signals.py'),
                                  'caveman.signals.first_signal_lines': ('signals.html#first_signal_lines', 'caveman/signals.py'),

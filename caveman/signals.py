@@ -21,15 +21,19 @@ def profile_of(content_type: str) -> str:
 # %% ../nbs/05_signals.ipynb #17cb24b9
 import re, threading, unicodedata
 
-_SIGNAL_NAMES = ('Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction', 'Floating point exception')
+_SIGNAL_NAMES = ('Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction', 'Floating point exception',
+                 'File size limit exceeded', 'CPU time limit exceeded', 'Bad system call', 'Trace/breakpoint trap', 'Terminated', 'Hangup')
 _REPORT_IDS = {                 # text domain -> the English messages asked of its catalogs
     'libc': ('No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
              'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
-             'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error', *_SIGNAL_NAMES),
+             'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error', 'Operation not supported',
+             'No such process', 'Memory exhausted', *_SIGNAL_NAMES),
     'bash': ('%s: command not found', '(core dumped) ', '(core dumped)', *_SIGNAL_NAMES),   # bash's own list where the C library has none
-    'coreutils': ('memory exhausted',)}
+    'coreutils': ('memory exhausted',),
+    'make': ('%s[%s: %s] Error %d%s', '%s[%s] Error %d%s')}    # `make: *** [Makefile:3: all] Error 2`: the phrase `] Fehler`
 _DIRECTIVE = re.compile(r'%(?:[0-9]+\$)?[-+ #0\']*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnm%]')
-_EDGES = ' \t\u00a0.:：;,!()（）[]«»<>"\'`‘’“”„-'
+_EDGES = ' \t\u00a0.:：;,!«»<>"\'`‘’“”„-'
+_BRACKETS = {'(': ')', '（': '）', '[': ']'}
 _BEFORE = re.compile(r'[\w./@-]')
 _REPORT_BEFORE = re.compile(r'(?:^[ \t]*|:[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)$')   # see above: a one-word report's place
 _REPORT_AFTER = re.compile(r'[ \t\r]*$|[ \t]{2}|[ \t]*\(')
@@ -39,10 +43,15 @@ def _wide(ch: str) -> bool:
     "Is `ch` of a script written without spaces between words (East Asian wide: Han, kana, Hangul)?"
     return unicodedata.east_asian_width(ch) in 'WF'
 
+def _unbracket(p: str) -> str:
+    "`p` without the brackets around all of it (`(core dumped)` -> `core dumped`), edges trimmed again; a bracket that closes nothing in `p` stays (make's `] Fehler`)."
+    while len(p) > 1 and _BRACKETS.get(p[0]) == p[-1]: p = p[1:-1].strip(_EDGES)
+    return p
+
 def _report_phrase(translation: str) -> str | None:
     "The phrase one translated report gives (see above), or None: a translation over several lines, or a phrase too short to tell."
     if '\n' in translation or '\ufffd' in translation: return None
-    phrase = max((p.strip(_EDGES) for p in _DIRECTIVE.split(translation)), key=len)
+    phrase = max((_unbracket(p.strip(_EDGES)) for p in _DIRECTIVE.split(translation)), key=len)
     letters = sum(c.isalpha() for c in phrase)
     return phrase if letters >= (2 if any(map(_wide, phrase)) else 4) else None
 
@@ -78,7 +87,7 @@ class _Reports:
         low = line.lower()                                    # `lowered`, which is defined below
         for end, (lit, forms) in self._auto.iter(low):
             a, z = end + 1 - len(lit), end + 1
-            if not _wide(lit[0]) and a and _BEFORE.match(low, a - 1): continue
+            if lit[0].isalnum() and not _wide(lit[0]) and a and _BEFORE.match(low, a - 1): continue
             if any(c.isspace() for c in lit):                 # several words: a report wherever it stands, glued to what follows or not
                 if any(not exact or line[a:z] == p for p, exact in forms): return True
                 continue
@@ -117,7 +126,10 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
           r'|\bundefined reference to\b|\bcommand not found\b|\bno such file or directory\b|\bconnection (?:refused|reset)\b'
           r'|\boperation not permitted\b|\bno space left on device\b|\btimed out\b|\btimeout (?:after|waiting|while|exceeded|expired)\b|\bcannot allocate memory\b'
           r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\]|\b(?:unable to|could not|couldn\'t|cannot|can\'t)\b'
-          r'|\bbus error\b|\billegal instruction\b|\bfloating point exception|\binput/output error\b|\bmemory exhausted\b)'   # FPE: 24 bytes, glued by bash
+          r'|\bbus error\b|\billegal instruction\b|\bfloating point exception|\binput/output error\b|\bmemory exhausted\b'   # FPE: 24 bytes, glued by bash
+          r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
+          r'|\btrace/breakpoint trap\b)'
+          r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()'   # a job's end, as bash reports it
           r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'     # not tar's `W: 501760 (490KiB)` progress (break test 13 F10)
@@ -167,7 +179,9 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'timed out', 'timeout ', 'cannot allocate memory', 'too many open files', 'broken pipe', 'read-only file system', '[errno ',
                  'killed', 'aborted', 'critical', 'emerg', 'err!', 'err:', 'err]', 'err ',
                  'unable to', 'could not', "couldn't", 'cannot', "can't",
-                 'bus error', 'illegal instruction', 'floating point exception', 'input/output error', 'memory exhausted'), _CRASH, (OUTPUT,)),
+                 'bus error', 'illegal instruction', 'floating point exception', 'input/output error', 'memory exhausted',
+                 'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',
+                 'trace/breakpoint trap', 'terminated', 'hangup'), _CRASH, (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`

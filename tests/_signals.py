@@ -77,7 +77,9 @@ _CRASH_PHRASES = re.compile(r'(?i)\bfloating point exception|\b(?:permission den
                             r'|connection refused|connection reset|command not found|timed out|undefined reference to'
                             r'|no space left on device|operation not permitted|cannot allocate memory|too many open files'
                             r'|broken pipe|read-only file system|bus error|illegal instruction|floating point exception'
-                            r'|input/output error|memory exhausted)\b')
+                            r'|input/output error|memory exhausted|operation not supported|no such process|cpu time limit exceeded'
+                            r'|bad system call|trace/breakpoint trap)\b|\bfile size limit exceeded'
+                            r'|(?-i:(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?:[ \t\r]*$|[ \t]{2}|[ \t]*\())')
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
 _WARN = re.compile(r'(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
                    r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])')
@@ -86,14 +88,25 @@ _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|
                       r'|(?i:(?<![\w./@-])(?:warnung|avertissement|advertencia|avviso|aviso|предупреждение|ostrzeżenie|waarschuwing|varning)[ \t\u00a0]?:)|警告[ \t]?[:：]')
 
 
-_SIGNAL_TEXTS = ['Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction', 'Floating point exception']
+_SIGNAL_TEXTS = ['Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction', 'Floating point exception',
+                 'File size limit exceeded', 'CPU time limit exceeded', 'Bad system call', 'Trace/breakpoint trap', 'Terminated', 'Hangup']
 _CATALOG_IDS = {'libc.mo': ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
                             'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
-                            'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error'] + _SIGNAL_TEXTS,
+                            'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error',
+                            'Operation not supported', 'No such process', 'Memory exhausted'] + _SIGNAL_TEXTS,
                 'bash.mo': ['%s: command not found', '(core dumped) ', '(core dumped)'] + _SIGNAL_TEXTS,
-                'coreutils.mo': ['memory exhausted']}
+                'coreutils.mo': ['memory exhausted'],
+                'make.mo': ['%s[%s: %s] Error %d%s', '%s[%s] Error %d%s']}
 _PRINTF = re.compile(r"%[0-9]*\$?[-+ #0']*[0-9*]*(?:\.[0-9*]+)?[hlLqjzt]*[a-zA-Z%]")
-_TRIM = ' \t\xa0.:：;,!()（）[]«»<>"\'`‘’“”„-'
+_TRIM = ' \t\xa0.:：;,!«»<>"\'`‘’“”„-'
+_PAIRS = ('()', '（）', '[]')
+
+
+def _phrase_of(piece: str) -> str:
+    "A piece of a translation, its edges trimmed and the brackets around all of it taken off (a bracket that closes nothing stays)."
+    p = piece.strip(_TRIM)
+    while len(p) > 1 and p[0] + p[-1] in _PAIRS: p = p[1:-1].strip(_TRIM)
+    return p
 
 
 def _wide_char(c: str) -> bool: return unicodedata.east_asian_width(c) in ('W', 'F')
@@ -102,7 +115,7 @@ def _wide_char(c: str) -> bool: return unicodedata.east_asian_width(c) in ('W', 
 def _catalog_phrases() -> tuple[dict, list]:
     "({lower-cased first word: [(phrase, one word)]} of the spaced scripts, [phrase] of the unspaced ones) from this machine's catalogs."
     spaced, wide = {}, set()
-    english = {max((x.strip(_TRIM) for x in _PRINTF.split(i)), key=len).lower() for ids in _CATALOG_IDS.values() for i in ids}
+    english = {max((_phrase_of(x) for x in _PRINTF.split(i)), key=len).lower() for ids in _CATALOG_IDS.values() for i in ids}
     for mo in sorted(glob.glob('/usr/share/locale*/*/LC_MESSAGES/*.mo')):
         if (ids := _CATALOG_IDS.get(mo.rsplit('/', 1)[1])) is None: continue
         try:
@@ -111,7 +124,7 @@ def _catalog_phrases() -> tuple[dict, list]:
         for i in ids:
             t = tr.gettext(i)
             if t == i or '\n' in t or '\ufffd' in t: continue
-            ph = max((x.strip(_TRIM) for x in _PRINTF.split(t)), key=len)
+            ph = max((_phrase_of(x) for x in _PRINTF.split(t)), key=len)
             ph = ''.join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in ph)
             if ph.lower() in english or sum(c.isalpha() for c in ph) < (2 if any(map(_wide_char, ph)) else 4): continue
             if _wide_char(ph[0]): wide.add(ph)
@@ -130,7 +143,7 @@ def _catalog_report(line: str) -> bool:
             hay, needle = (line, ph) if cased else (low, ph.lower())
             k = hay.find(needle)
             while k >= 0:
-                if (k == 0 or not re.match(r'[\w./@-]', hay[k - 1])) and (any(c.isspace() for c in ph) or _report_place(line, k, k + len(needle), ph)): return True
+                if (k == 0 or not ph[0].isalnum() or not re.match(r'[\w./@-]', hay[k - 1])) and (any(c.isspace() for c in ph) or _report_place(line, k, k + len(needle), ph)): return True
                 k = hay.find(needle, k + 1)
     if any(ord(c) > 0x2e7f for c in line):
         for w in _WIDE:
