@@ -671,15 +671,17 @@ def _fixed_table(lines: list[str], lanes: list[int] | None = None, rule: list[bo
     else: runs = _gap_runs(lines, lanes)                             # no rule line (the common case): no copies
     if len(runs) < MIN_FIXED_COLUMNS - 1: return None
     spans = [(0, runs[0][0])] + [(runs[i][1], runs[i + 1][0]) for i in range(len(runs) - 1)] + [(runs[-1][1], None)]
-    gaps = sum(_span_lanes(a, b) for a, b in runs)                   # `_aligned` of every line at once
-    aligned = [not r and not x & gaps for x, r in zip(lanes, rule)] if drawn else [not x & gaps for x in lanes]
-    first = aligned.index(True) if True in aligned else len(lines)
-    if aligned.count(True) * 10 < 9 * (len(lines) - first - (rule[first:].count(True) if drawn else 0)): return None
+    if drawn or len(lines) >= 20:
+        gaps = sum(_span_lanes(a, b) for a, b in runs)               # `_aligned` of every line at once
+        aligned = [not r and not x & gaps for x, r in zip(lanes, rule)] if drawn else [not x & gaps for x in lanes]
+        first = aligned.index(True) if True in aligned else len(lines)
+        if aligned.count(True) * 10 < 9 * (len(lines) - first - (rule[first:].count(True) if drawn else 0)): return None
+    else: aligned, first = itertools.repeat(True), 0                 # under 20 lines, no rule: the gaps are positions no line fills
     cells = lambda l: [l[a:b].strip(' \t\r') for a, b in spans]
     header = first if first < len(lines) and _header_like(cells(lines[first])) else None
     masks = [_span_lanes(a, MAX_FIXED_WIDTH if b is None else b) for a, b in spans]   # a cell holds a token: its lanes meet the line's
     need = (len(spans) + 1) // 2                                      # a record fills half its cells
-    records = [i for i, x in enumerate(lanes) if aligned[i] and i != header
+    records = [i for (i, x), a in zip(enumerate(lanes), aligned) if a and i != header
                and (sum(map(bool, map(x.__and__, masks))) if len(lines[i]) <= MAX_FIXED_WIDTH else sum(map(bool, cells(lines[i])))) >= need]
     if len(records) < MIN_FIXED_RECORDS: return None
     if header is not None: names = cells(lines[header])
