@@ -98,19 +98,21 @@ class _Reports:
 _REPORTS = _Reports()
 
 # %% ../nbs/05_signals.ipynb #da590d25
+import functools
 _PROGRAM = re.compile(r'[ \t]*[a-z./][\w./+-]{0,63}(?:\[[0-9]+\])?[ \u00a0\u202f]?:[ \t]')   # French puts a space before the colon
 
 class _Diagnostic:
     "A program's report quoted in prose (see above): `search(line)` answers like a compiled pattern's, `literals()` lists the lower-cased literals a line needs."
+    @functools.cached_property
     def _classes(self) -> list:
         "The output profile's English failure words and names, and its crash reports (English and the catalogs'), as `(literals, pattern)`."
         return [(lits, rx) for cls, lits, rx in _BY_PROFILE[OUTPUT] if rx is _REPORTS or (lits and getattr(rx, 'pattern', None) in (_WORDS + '|' + _CAMEL, _CRASH))]
     def literals(self) -> list[str]:
-        return list(dict.fromkeys(l for lits, rx in self._classes() for l in (lits or rx.literals())))
+        return list(dict.fromkeys(l for lits, rx in self._classes for l in (lits or rx.literals())))
     def search(self, line: str) -> bool:
         line = fold(line)
         if _PROGRAM.match(line) is None: return False
-        return any(rx.search(line) for _, rx in self._classes())
+        return any(rx.search(line) for _, rx in self._classes)
 
 _DIAGNOSTIC = _Diagnostic()
 
