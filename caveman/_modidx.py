@@ -10,6 +10,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                   'caveman.catalogs._find': ('catalogs.html#_find', 'caveman/catalogs.py'),
                                   'caveman.catalogs._keys': ('catalogs.html#_keys', 'caveman/catalogs.py'),
                                   'caveman.catalogs._mo_table': ('catalogs.html#_mo_table', 'caveman/catalogs.py'),
+                                  'caveman.catalogs._translations': ('catalogs.html#_translations', 'caveman/catalogs.py'),
                                   'caveman.catalogs.catalog_files': ('catalogs.html#catalog_files', 'caveman/catalogs.py'),
                                   'caveman.catalogs.catalog_translations': ('catalogs.html#catalog_translations', 'caveman/catalogs.py'),
                                   'caveman.catalogs.hashpjw': ('catalogs.html#hashpjw', 'caveman/catalogs.py'),

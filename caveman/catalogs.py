@@ -70,8 +70,12 @@ def _keys(msgids: Iterable[str]) -> list[tuple[str, bytes, int]]:
     "`(msgid, its UTF-8 bytes, their hashpjw)` for each id."
     return [(m, k, hashpjw(k)) for m in msgids for k in [m.encode('utf-8')]]
 
-def mo_translations(path, msgids: Iterable[str] | list[tuple[str, bytes, int]]) -> dict[str, str]:
+def mo_translations(path, msgids: Iterable[str]) -> dict[str, str]:
     "`{msgid: translation}` (str) for those of `msgids` (str, no context) the GNU .mo catalog at `path` translates (its singular form for a plural entry), decoded with the header's charset (UTF-8 if none). Raises OSError when the file cannot be read, ValueError when it is no .mo catalog."
+    return _translations(path, _keys(msgids))
+
+def _translations(path, keys: list[tuple[str, bytes, int]]) -> dict[str, str]:
+    "`mo_translations` of ids already hashed (`_keys`), for many catalogs."
     with open(path, 'rb') as f:
         if os.fstat(f.fileno()).st_size == 0: raise ValueError('not a .mo catalog (empty)')
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
@@ -81,7 +85,7 @@ def mo_translations(path, msgids: Iterable[str] | list[tuple[str, bytes, int]]) 
             m = _CHARSET.search(_entry(data, e, to, i)) if i is not None else None
             charset = m.group(1).decode('ascii') if m else 'utf-8'
             out = {}
-            for mid, key, h in (msgids if isinstance(msgids, list) and msgids and isinstance(msgids[0], tuple) else _keys(msgids)):
+            for mid, key, h in keys:
                 if (i := _find(data, head, key, h)) is not None:
                     t = _entry(data, e, to, i)
                     if t: out[mid] = t.decode(charset, 'replace')
@@ -103,7 +107,7 @@ def catalog_translations(domains: Iterable[str], msgids: Sequence[str], dirs: Se
     "`{msgid: its translations (str)}` over every catalog of `domains` (`catalog_files`), each id listed only when some catalog translates it to something else; unreadable and malformed catalogs are skipped."
     out, keys = {}, _keys(msgids)
     for path in catalog_files(domains, dirs):
-        try: got = mo_translations(path, keys)
+        try: got = _translations(path, keys)
         except (OSError, ValueError, struct.error, LookupError): continue
         for k, v in got.items():
             if v != k: out.setdefault(k, set()).add(v)
