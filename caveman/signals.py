@@ -22,7 +22,9 @@ def profile_of(content_type: str) -> str:
 import re, threading, unicodedata
 
 _SIGNAL_NAMES = ('Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction', 'Floating point exception',
-                 'File size limit exceeded', 'CPU time limit exceeded', 'Bad system call', 'Trace/breakpoint trap', 'Terminated', 'Hangup')
+                 'File size limit exceeded', 'CPU time limit exceeded', 'Bad system call', 'Trace/breakpoint trap', 'Terminated', 'Hangup',
+                 'Alarm clock', 'User defined signal 1', 'User defined signal 2', 'Profiling timer expired', 'Virtual timer expired',
+                 'Stack fault', 'Power failure')
 _REPORT_IDS = {                 # text domain -> the English messages asked of its catalogs
     'libc': ('No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
              'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
@@ -35,7 +37,7 @@ _DIRECTIVE = re.compile(r'%(?:[0-9]+\$)?[-+ #0\']*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|l
 _EDGES = ' \t\u00a0.:：;,!«»<>"\'`‘’“”„-'
 _BRACKETS = {'(': ')', '（': '）', '[': ']'}
 _BEFORE = re.compile(r'[\w./@-]')
-_REPORT_BEFORE = re.compile(r'(?:^[ \t]*|:[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)$')   # see above: a one-word report's place
+_REPORT_BEFORE = re.compile(r'(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)$')   # see above: a one-word report's place
 _REPORT_AFTER = re.compile(r'[ \t\r]*$|[ \t]{2}|[ \t]*\(')
 _JOB_FIELD = 24                 # bytes: bash pads a job's signal text to this width, and glues a longer one to the command
 
@@ -88,7 +90,7 @@ class _Reports:
         for end, (lit, forms) in self._auto.iter(low):
             a, z = end + 1 - len(lit), end + 1
             if lit[0].isalnum() and not _wide(lit[0]) and a and _BEFORE.match(low, a - 1): continue
-            if any(c.isspace() for c in lit):                 # several words: a report wherever it stands, glued to what follows or not
+            if any(c.isspace() for c in lit) or (_wide(lit[0]) and len(lit) > 2):   # several words (or CJK characters): a report anywhere
                 if any(not exact or line[a:z] == p for p, exact in forms): return True
                 continue
             if not (_REPORT_BEFORE.search(line, 0, a) and (_REPORT_AFTER.match(line, z) or len(lit.encode()) >= _JOB_FIELD)): continue
@@ -130,7 +132,8 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
           r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\]|\b(?:unable to|could not|couldn\'t|cannot|can\'t)\b'
           r'|\bbus error\b|\billegal instruction\b|\bfloating point exception|\binput/output error\b|\bmemory exhausted\b'   # FPE: 24 bytes, glued by bash
           r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
-          r'|\btrace/breakpoint trap\b)'
+          r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
+          r'|\bstack fault\b|\bpower failure\b|:[ \t]*not found[ \t\r]*$)'
           r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()'   # a job's end, as bash reports it
           r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
@@ -183,7 +186,8 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'unable to', 'could not', "couldn't", 'cannot', "can't",
                  'bus error', 'illegal instruction', 'floating point exception', 'input/output error', 'memory exhausted',
                  'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',
-                 'trace/breakpoint trap', 'terminated', 'hangup'), _CRASH, (OUTPUT,)),
+                 'trace/breakpoint trap', 'terminated', 'hangup', 'alarm clock', 'user defined signal', 'profiling timer expired',
+                 'virtual timer expired', 'stack fault', 'power failure', 'not found'), _CRASH, (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`

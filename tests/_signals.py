@@ -33,9 +33,9 @@ What a signal is (the same classes the package documents in nbs/05_signals.ipynb
   catalogs (read here with the standard library's `gettext`), of the English messages whose phrase the crash class reads (`Permission denied` -> `Keine Berechtigung`, `Killed` -> `Getötet`,
   `%s: command not found` -> `未找到命令`): the translation's longest piece between printf directives, its
   edge spaces, colons, stops, quotes and brackets trimmed, at least 4 letters (2 of Chinese, Japanese or
-  Korean); several words in any case, starting as a whole word where the script spaces them, running into
-  what follows or not; one word in the catalog's case and only where a tool prints a report: alone, after
-  a colon, after bash's `N: PID ` or a job number `[1]+`, and then at the line's end, before two blanks or
+  Korean); several words (or three characters or more of Chinese, Japanese, Korean) in any case, starting as
+  a whole word where the script spaces them, running into what follows or not; one word in the catalog's case
+  and only where bash prints a job's end: alone, after its `N: PID ` or a job number `[1]+`, and then at the line's end, before two blanks or
   a bracket, or glued to the command when 24 bytes or longer (bash pads its job field to 24 bytes).
 The result classes (errno, exit, http, summary, security, pytest `E` lines) apply to every content
 type; failure words depend on it: output (log, terminal, search-result, tabular) takes them in any
@@ -78,7 +78,8 @@ _CRASH_PHRASES = re.compile(r'(?i)\bfloating point exception|\b(?:permission den
                             r'|no space left on device|operation not permitted|cannot allocate memory|too many open files'
                             r'|broken pipe|read-only file system|bus error|illegal instruction|floating point exception'
                             r'|input/output error|memory exhausted|operation not supported|no such process|cpu time limit exceeded'
-                            r'|bad system call|trace/breakpoint trap)\b|\bfile size limit exceeded'
+                            r'|bad system call|trace/breakpoint trap|alarm clock|user defined signal [12]|profiling timer expired'
+                            r'|virtual timer expired|stack fault|power failure)\b|\bfile size limit exceeded|:\s*not found\s*$'
                             r'|(?-i:(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?:[ \t\r]*$|[ \t]{2}|[ \t]*\())')
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
 _WARN = re.compile(r'(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
@@ -89,7 +90,9 @@ _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|
 
 
 _SIGNAL_TEXTS = ['Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illegal instruction', 'Floating point exception',
-                 'File size limit exceeded', 'CPU time limit exceeded', 'Bad system call', 'Trace/breakpoint trap', 'Terminated', 'Hangup']
+                 'File size limit exceeded', 'CPU time limit exceeded', 'Bad system call', 'Trace/breakpoint trap', 'Terminated', 'Hangup',
+                 'Alarm clock', 'User defined signal 1', 'User defined signal 2', 'Profiling timer expired', 'Virtual timer expired',
+                 'Stack fault', 'Power failure']
 _CATALOG_IDS = {'libc.mo': ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
                             'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
                             'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error',
@@ -149,15 +152,15 @@ def _catalog_report(line: str) -> bool:
         for w in _WIDE:
             k = line.find(w)
             while k >= 0:
-                if any(c.isspace() for c in w) or _report_place(line, k, k + len(w), w): return True
+                if any(c.isspace() for c in w) or len(w) > 2 or _report_place(line, k, k + len(w), w): return True
                 k = line.find(w, k + 1)
     return False
 
 
 def _report_place(line: str, a: int, z: int, phrase: str) -> bool:
-    "Is a one-word report at `line[a:z]` where a tool prints one: alone, after a colon, after bash's `N: PID ` or a job number `[1]+`; then at the end, before two blanks or a bracket, or glued to the command when 24 bytes or longer (bash's padded field)?"
+    "Is a one-word report at `line[a:z]` where bash prints a job's end: alone, after its `N: PID ` or a job number `[1]+`; then at the end, before two blanks or a bracket, or glued to the command when 24 bytes or longer (bash's padded field)?"
     before, after = line[:a].replace('\uff1a', ':'), line[z:]
-    placed = (re.fullmatch(r'[ \t]*', before) or re.search(r':[ \t]*$', before) or re.search(r':[ \t]*[0-9]+[ \t]+$', before)
+    placed = (re.fullmatch(r'[ \t]*', before) or re.search(r':[ \t]*[0-9]+[ \t]+$', before)
               or re.fullmatch(r'\[[0-9]+\][+-]?[ \t]+', before))
     return bool(placed) and (re.fullmatch(r'[ \t\r]*', after) or after.startswith(('  ', '\t\t', ' \t', '\t ')) or after.lstrip(' \t').startswith('(')
                              or len(phrase.encode()) >= 24)

@@ -88,6 +88,9 @@ sh -c 'kill -XCPU $$'
 sh -c 'kill -SYS $$'
 sh -c 'kill -TRAP $$'
 kill -0 99999999
+sh -c 'kill -ALRM $$'
+sh -c 'kill -USR1 $$'
+sh -c 'nosuchcommand-{k}'
 true
 '''
 
