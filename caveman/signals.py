@@ -30,7 +30,7 @@ _REPORT_IDS = {                 # text domain -> the English messages asked of i
              'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
              'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error', 'Operation not supported',
              'No such process', 'Memory exhausted', *_SIGNAL_NAMES),
-    'bash': ('%s: command not found', '(core dumped) ', '(core dumped)', *_SIGNAL_NAMES),   # bash's own list where the C library has none
+    'bash': ('%s: command not found', '%s: no such job', '(core dumped) ', '(core dumped)', *_SIGNAL_NAMES),   # bash's own list where the C library has none
     'coreutils': ('memory exhausted',),
     'make': ('%s[%s: %s] Error %d%s', '%s[%s] Error %d%s')}    # `make: *** [Makefile:3: all] Error 2`: the phrase `] Fehler`
 _DIRECTIVE = re.compile(r'%(?:[0-9]+\$)?[-+ #0\']*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnm%]')
@@ -101,7 +101,8 @@ _REPORTS = _Reports()
 
 # %% ../nbs/05_signals.ipynb #da590d25
 import functools
-_PROGRAM = re.compile(r'[ \t]*[a-z./][\w./+-]{0,63}(?:\[[0-9]+\])?[ \u00a0\u202f]?:[ \t]')   # French puts a space before the colon
+_PROGRAM = re.compile(r'[ \t]*(?:[a-z./][\w./+-]{0,63}(?:\[[0-9]+\])?(?:,?[ \t][^\W\d]{1,20}[ \t][0-9]+)?[ \u00a0\u202f]?:[ \t]'
+                      r'|\[[0-9]+\][+-]?[ \t])')   # French puts a space before the colon; `bash línia 3:`; a job `[1]+ `
 
 class _Diagnostic:
     "A program's report quoted in prose (see above): `search(line)` answers like a compiled pattern's, `literals()` lists the lower-cased literals a line needs."
@@ -133,7 +134,7 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
           r'|\bbus error\b|\billegal instruction\b|\bfloating point exception|\binput/output error\b|\bmemory exhausted\b'   # FPE: 24 bytes, glued by bash
           r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
           r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
-          r'|\bstack fault\b|\bpower failure\b|:[ \t]*not found[ \t\r]*$)'
+          r'|\bstack fault\b|\bpower failure\b|:[ \t]*not found[ \t\r]*$|\bno such job\b)'
           r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()'   # a job's end, as bash reports it
           r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
@@ -187,7 +188,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'bus error', 'illegal instruction', 'floating point exception', 'input/output error', 'memory exhausted',
                  'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',
                  'trace/breakpoint trap', 'terminated', 'hangup', 'alarm clock', 'user defined signal', 'profiling timer expired',
-                 'virtual timer expired', 'stack fault', 'power failure', 'not found'), _CRASH, (OUTPUT,)),
+                 'virtual timer expired', 'stack fault', 'power failure', 'not found', 'no such job'), _CRASH, (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`

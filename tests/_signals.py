@@ -42,7 +42,7 @@ type; failure words depend on it: output (log, terminal, search-result, tabular)
 case; prose (text, html, JSON string values) only loud (ERROR, FAILED, FATAL, PANIC, Traceback);
 source (code, config, diff) not at all, since code talks about errors without reporting one; prose also
 takes a program's report: a line opening with a lower-case program name or a path (at most 64 characters, an optional
-`[pid]`) and a colon that holds a failure word or name or a crash report (`ls: cannot access 'x': No such
+`[pid]`, a translated `línia 3`) or a shell job's number `[1]+` and a colon that holds a failure word or name or a crash report (`ls: cannot access 'x': No such
 file or directory`, `bash: line 3: 4711 Killed`). JSON members: `error`/`errors`/`exception`/
 `failure` holding something, `deleted`/`failed`/`error` true, `ok`/`success` false, a
 `status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
@@ -78,7 +78,7 @@ _CRASH_PHRASES = re.compile(r'(?i)\bfloating point exception|\b(?:permission den
                             r'|no space left on device|operation not permitted|cannot allocate memory|too many open files'
                             r'|broken pipe|read-only file system|bus error|illegal instruction|floating point exception'
                             r'|input/output error|memory exhausted|operation not supported|no such process|cpu time limit exceeded'
-                            r'|bad system call|trace/breakpoint trap|alarm clock|user defined signal [12]|profiling timer expired'
+                            r'|bad system call|trace/breakpoint trap|alarm clock|user defined signal [12]|profiling timer expired|no such job'
                             r'|virtual timer expired|stack fault|power failure)\b|\bfile size limit exceeded|:\s*not found\s*$'
                             r'|(?-i:(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?:[ \t\r]*$|[ \t]{2}|[ \t]*\())')
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
@@ -97,7 +97,7 @@ _CATALOG_IDS = {'libc.mo': ['No such file or directory', 'Permission denied', 'O
                             'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
                             'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error',
                             'Operation not supported', 'No such process', 'Memory exhausted'] + _SIGNAL_TEXTS,
-                'bash.mo': ['%s: command not found', '(core dumped) ', '(core dumped)'] + _SIGNAL_TEXTS,
+                'bash.mo': ['%s: command not found', '%s: no such job', '(core dumped) ', '(core dumped)'] + _SIGNAL_TEXTS,
                 'coreutils.mo': ['memory exhausted'],
                 'make.mo': ['%s[%s: %s] Error %d%s', '%s[%s] Error %d%s']}
 _PRINTF = re.compile(r"%[0-9]*\$?[-+ #0']*[0-9*]*(?:\.[0-9*]+)?[hlLqjzt]*[a-zA-Z%]")
@@ -166,7 +166,8 @@ def _report_place(line: str, a: int, z: int, phrase: str) -> bool:
                              or len(phrase.encode()) >= 24)
 
 
-_PROGRAM = re.compile(r'[ \t]*[a-z./][A-Za-z0-9_./+-]{0,63}(?:\[[0-9]+\])?[ \xa0\u202f]?:[ \t]')
+_PROGRAM = re.compile(r'[ \t]*(?:[a-z./][A-Za-z0-9_./+-]{0,63}(?:\[[0-9]+\])?(?:,?[ \t][^\W\d]{1,20}[ \t][0-9]+)?[ \xa0\u202f]?:[ \t]'
+                      r'|\[[0-9]+\][+-]?[ \t])')
 
 
 def _reported(line: str) -> bool:
