@@ -108,8 +108,10 @@ class _Diagnostic:
     "A program's report quoted in prose (see above): `search(line)` answers like a compiled pattern's, `literals()` lists the lower-cased literals a line needs."
     @functools.cached_property
     def _classes(self) -> list:
-        "The output profile's English failure words and names, and its crash reports (English and the catalogs'), as `(literals, pattern)`."
-        return [(lits, rx) for cls, lits, rx in _BY_PROFILE[OUTPUT] if rx is _REPORTS or (lits and getattr(rx, 'pattern', None) in (_WORDS + '|' + _CAMEL, _CRASH))]
+        "A failure label (`error:`, `fatal:`) or an exception's name, and the output profile's crash reports (English and the catalogs'), as `(literals, pattern)`."
+        label = re.compile(r'(?i:(?<![\w./@-])(?:errors?|fatal|failed|failures?|panic|exceptions?)[ \t]*:)|' + _CAMEL)
+        return [(('error', 'fatal', 'fail', 'panic', 'exception'), label)] + [
+            (lits, rx) for cls, lits, rx in _BY_PROFILE[OUTPUT] if rx is _REPORTS or (lits and getattr(rx, 'pattern', None) == _CRASH)]
     def literals(self) -> list[str]:
         return list(dict.fromkeys(l for lits, rx in self._classes for l in (lits or rx.literals())))
     def search(self, line: str) -> bool:
@@ -122,7 +124,9 @@ _DIAGNOSTIC = _Diagnostic()
 # %% ../nbs/05_signals.ipynb #db5404a2
 import re
 
-_WORDS = r'(?i:(?<![\w./@-])(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w))'
+_NOTHING = r'(?!["\']?[ \t]*[=:][ \t]*(?:["\']{2}|["\']?(?:0|null|none|nil|false|\[\]|\{\})["\']?(?![\w.])))'   # `errors=0`, `"error": null`
+_WORDS = (r'(?i:(?<![\w./@-])(?<!(?<![0-9])0 )(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w)'
+          + _NOTHING + ')')                                           # not `0 failed` nor a field that holds nothing (break test 14)
 _LOUD = r'(?<![\w./@-])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![\w@/-])|Traceback \(most recent call last\)'
 _CAMEL = r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|[ \t\r]*$)'
 _PYTEST_E = r'^E {3}'
@@ -134,7 +138,7 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
           r'|\bbus error\b|\billegal instruction\b|\bfloating point exception|\binput/output error\b|\bmemory exhausted\b'   # FPE: 24 bytes, glued by bash
           r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
           r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
-          r'|\bstack fault\b|\bpower failure\b|:[ \t]*not found[ \t\r]*$|\bno such job\b)'
+          r'|\bstack fault\b|\bpower failure\b|:[ \t]*not found[ \t\r]*$|\bno such job\b|\bdumped core\b|\bcode=(?:killed|dumped)\b)'
           r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()'   # a job's end, as bash reports it
           r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
@@ -188,7 +192,8 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'bus error', 'illegal instruction', 'floating point exception', 'input/output error', 'memory exhausted',
                  'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',
                  'trace/breakpoint trap', 'terminated', 'hangup', 'alarm clock', 'user defined signal', 'profiling timer expired',
-                 'virtual timer expired', 'stack fault', 'power failure', 'not found', 'no such job'), _CRASH, (OUTPUT,)),
+                 'virtual timer expired', 'stack fault', 'power failure', 'not found', 'no such job', 'dumped core', 'code=killed',
+                 'code=dumped'), _CRASH, (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`

@@ -42,7 +42,8 @@ type; failure words depend on it: output (log, terminal, search-result, tabular)
 case; prose (text, html, JSON string values) only loud (ERROR, FAILED, FATAL, PANIC, Traceback);
 source (code, config, diff) not at all, since code talks about errors without reporting one; prose also
 takes a program's report: a line opening with a lower-case program name or a path (at most 64 characters, an optional
-`[pid]`, a translated `línia 3`) or a shell job's number `[1]+` and a colon that holds a failure word or name or a crash report (`ls: cannot access 'x': No such
+`[pid]`, a translated `línia 3`) or a shell job's number `[1]+`, that holds a failure label (`error:`), an
+exception's name or a crash report (`ls: cannot access 'x': No such
 file or directory`, `bash: line 3: 4711 Killed`). JSON members: `error`/`errors`/`exception`/
 `failure` holding something, `deleted`/`failed`/`error` true, `ok`/`success` false, a
 `status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
@@ -51,7 +52,8 @@ a `level`/`severity`/`state`/`status`/`conclusion`/`result` of error, fatal, cri
 import csv, gettext, glob, io, json, re, unicodedata
 from collections import Counter
 
-_WORDS = re.compile(r'(?<![\w./@-])(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w)', re.I)
+_WORDS = re.compile(r'(?<![\w./@-])(?<!(?<![0-9])0 )(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w)'
+                    r'(?!["\']?\s*[=:]\s*(?:""|\'\'|["\']?(?:0|null|none|nil|false|\[\]|\{\})["\']?(?![\w.])))', re.I)   # not `errors=0`, `0 failed`
 _LOUD = re.compile(r'(?<![A-Za-z0-9_])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![A-Za-z0-9_])|Traceback \(most recent call last\)')
 _CAMEL = re.compile(r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|\s*$)')
 _PYTEST_E = re.compile(r'^E {3}')
@@ -79,7 +81,7 @@ _CRASH_PHRASES = re.compile(r'(?i)\bfloating point exception|\b(?:permission den
                             r'|broken pipe|read-only file system|bus error|illegal instruction|floating point exception'
                             r'|input/output error|memory exhausted|operation not supported|no such process|cpu time limit exceeded'
                             r'|bad system call|trace/breakpoint trap|alarm clock|user defined signal [12]|profiling timer expired|no such job'
-                            r'|virtual timer expired|stack fault|power failure)\b|\bfile size limit exceeded|:\s*not found\s*$'
+                            r'|virtual timer expired|stack fault|power failure|dumped core|code=killed|code=dumped)\b|\bfile size limit exceeded|:\s*not found\s*$'
                             r'|(?-i:(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?:[ \t\r]*$|[ \t]{2}|[ \t]*\())')
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
 _WARN = re.compile(r'(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
@@ -166,6 +168,7 @@ def _report_place(line: str, a: int, z: int, phrase: str) -> bool:
                              or len(phrase.encode()) >= 24)
 
 
+_LABEL = re.compile(r'(?<![\w./@-])(?:errors?|fatal|failed|failures?|panic|exceptions?)\s*:', re.I)
 _PROGRAM = re.compile(r'[ \t]*(?:[a-z./][A-Za-z0-9_./+-]{0,63}(?:\[[0-9]+\])?(?:,?[ \t][^\W\d]{1,20}[ \t][0-9]+)?[ \xa0\u202f]?:[ \t]'
                       r'|\[[0-9]+\][+-]?[ \t])')
 
@@ -202,7 +205,7 @@ def line_signal(line: str, profile: str) -> str | None:
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
-    if profile == PROSE and _PROGRAM.match(line) and (_WORDS.search(line) or _CAMEL.search(line) or _CRASH_PHRASES.search(line)
+    if profile == PROSE and _PROGRAM.match(line) and (_LABEL.search(line) or _CAMEL.search(line) or _CRASH_PHRASES.search(line)
                                                      or _CRASH.search(line) or _catalog_report(line)):
         return 'failure'                  # a program's report quoted in prose
     return None
