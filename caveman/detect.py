@@ -844,7 +844,6 @@ REDRAW_SAMPLE = 4096      # bare CRs read at most: past them, a table's quoted C
 
 def _redraw_crs(body: bytes, need: int) -> bool:
     "Does `body` hold at least `need` bare carriage returns (no LF after them) outside double-quoted fields (after an even number of `\"` on their line), among its first `REDRAW_SAMPLE` bare CRs?"
-    if b'"' not in body: return len(body) - len(body.replace(b'\r', b'')) - body.count(b'\r\n') >= need
     n, prev, at, odd = 0, 0, 0, False      # the last CR, how far the line's quotes are counted, their parity
     for k, m in enumerate(_BARE_CR.finditer(body)):
         if k == REDRAW_SAMPLE: break

@@ -217,11 +217,12 @@ def _fit_characters(view: str, budget: int) -> str:
     return view[:a] + '\n' + _gap_line(b - a, 'characters', *_gap_signals(view, a, b)) + view[b:]
 
 def _gap_signals(view: str, a: int, b: int) -> tuple[int, str]:
-    "`(the number of signal lines of `view` that characters a..b reach into, the first one)`: the lines read as `_fit_lines` reads them."
+    "`(the number of signal lines of `view` that characters a..b reach into, the first one)`: each line read by the output profile's `signal_flags`, as `_fit_lines` counts its gaps."
     s = a + 1 if view[a:a + 1] == '\n' else view.rfind('\n', 0, a) + 1     # a line shown whole but its line end is not hidden
     e = view.find('\n', max(a, b - 1))                                      # the line of the gap's last character
     lines = view[s:e if e >= 0 else len(view)].split('\n')
-    hits = [l for l, f in zip(lines, _signal_and_loud_flags([l.rstrip('\r') for l in lines])[0]) if f]
+    from caveman.signals import signal_flags, OUTPUT
+    hits = [l for l, f in zip(lines, signal_flags([l.rstrip('\r') for l in lines], OUTPUT)) if f]
     return len(hits), hits[0] if hits else ''
 
 # %% ../nbs/63_hooks.ipynb #a85c3e70

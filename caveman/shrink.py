@@ -271,7 +271,7 @@ def _parser():
 def main(argv: list[str] | None = None) -> int:
     "Entry point of `caveman-shrink`: parse `argv` (default `sys.argv[1:]`) and `run` it; exit codes as `run`; argparse exits 2 with usage on a bad verb or stray argument; `--help` (`-h`) and `--version` print and exit 0, or 1 with a `cave_output_failed` line when stdout cannot take it (reference §8.2)."
     argv = sys.argv[1:] if argv is None else list(argv)
-    from caveman.command import ensure_std_streams, write_reply
+    from caveman.command import ensure_std_streams
     ensure_std_streams()                                    # started with a stream closed: a stand-in, not a traceback
     def say(text: str) -> int:                              # a text stdout (a test's StringIO) as it is; a real one as any reply
         if (out := getattr(sys.stdout, 'buffer', None)) is None: sys.stdout.write(text); return 0

@@ -82,11 +82,11 @@ class _Reports:
         "Does `low` (folded and lower-cased) hold one of the phrases anywhere (no place read)?"
         if self._phrases is None: self._load()
         return bool(self._phrases) and next(self._auto.iter(low), None) is not None
-    def search(self, line: str) -> bool:
+    def search(self, line: str, low: str | None = None) -> bool:
+        "`low`: `line` folded and lower-cased, when the caller has it (`line` is then folded already)."
         if self._phrases is None: self._load()
         if not self._phrases: return False
-        line = fold(line)
-        low = line.lower()                                    # `lowered`, which is defined below
+        if low is None: line = fold(line); low = line.lower()     # `lowered`, which is defined below
         for end, (lit, forms) in self._auto.iter(low):
             a, z = end + 1 - len(lit), end + 1
             if lit[0].isalnum() and not _wide(lit[0]) and a and _BEFORE.match(low, a - 1): continue
@@ -114,8 +114,8 @@ class _Diagnostic:
             (lits, rx) for cls, lits, rx in _BY_PROFILE[OUTPUT] if rx is _REPORTS or (lits and getattr(rx, 'pattern', None) == _CRASH)]
     def literals(self) -> list[str]:
         return list(dict.fromkeys(l for lits, rx in self._classes for l in (lits or rx.literals())))
-    def search(self, line: str) -> bool:
-        line = fold(line)
+    def search(self, line: str, low: str | None = None) -> bool:
+        if low is None: line = fold(line)                        # else folded already (`line_signal`)
         if _PROGRAM.match(line) is None: return False
         return any(rx.search(line) for _, rx in self._classes)
 
@@ -226,7 +226,7 @@ def line_signal(line: str, profile: str = OUTPUT) -> str | None:
     low = line.lower()
     for cls, lits, rx in _BY_PROFILE[profile]:
         if lits is None:                      # a class that finds its own literals (`_Reports`)
-            if rx.search(line): return cls
+            if rx.search(line, low): return cls   # the line folded and lowered once
             continue
         for l in lits:                        # a plain loop: `any(...)` built a generator per class per line
             if l in low:
