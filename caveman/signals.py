@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'SPAN_CHARS', 'FIRST_LINES_CHARS', 'STATUS_COLUMNS', 'SIGNAL_REPEATS',
-           'profile_of', 'fold', 'line_signal', 'profile_literals', 'lowered', 'signal_flags', 'signal_flags_words',
-           'signal_flags_each', 'span_signal_lines', 'holds_signal', 'diff_signal_flags', 'member_signal',
-           'first_signal_lines', 'json_signal', 'table_signal_flags', 'forced_signals']
+           'profile_of', 'LiteralSearch', 'fold', 'line_signal', 'profile_literals', 'lowered', 'signal_flags',
+           'signal_flags_words', 'signal_flags_each', 'span_signal_lines', 'holds_signal', 'diff_signal_flags',
+           'member_signal', 'first_signal_lines', 'json_signal', 'table_signal_flags', 'forced_signals']
 
 # %% ../nbs/05_signals.ipynb #f29e4ce1
 OUTPUT, PROSE, SOURCE = 'output', 'prose', 'source'
@@ -57,13 +57,49 @@ def _report_phrase(translation: str) -> str | None:
     letters = sum(c.isalpha() for c in phrase)
     return phrase if letters >= (2 if any(map(_wide, phrase)) else 4) else None
 
+# %% ../nbs/05_signals.ipynb #cd2acc35
+import heapq
+from operator import itemgetter
+
+_PIECE = 1024                   # characters: a text is asked `isascii` a piece at a time (a regex for non-ASCII runs reads about 20x slower)
+
+class LiteralSearch:
+    "Every occurrence of many literals (str keys) in one pass of pyahocorasick's Aho–Corasick automata: `iter(low)` yields `(end, value)` as `ahocorasick.Automaton.iter` does, in order of `end` (the index of an occurrence's last character). Built from `(key, value)` pairs; the keys that are not ASCII are searched for only around the text's non-ASCII characters (see above)."
+    def __init__(self, items):
+        import ahocorasick
+        self._ascii, self._other, self._reach = ahocorasick.Automaton(), ahocorasick.Automaton(), 0
+        for k, v in items:
+            if k.isascii(): self._ascii.add_word(k, v)
+            else: self._other.add_word(k, v); self._reach = max(self._reach, len(k))
+        for a in (self._ascii, self._other):
+            if len(a): a.make_automaton()
+    def __len__(self) -> int: return len(self._ascii) + len(self._other)
+    def iter(self, low: str):
+        found = self._ascii.iter(low) if len(self._ascii) else iter(())
+        if not len(self._other) or low.isascii(): return found
+        return heapq.merge(found, self._around_non_ascii(low), key=itemgetter(0))
+    def _around_non_ascii(self, low: str) -> list:
+        "The occurrences of the keys that are not ASCII: the automaton of those reads each piece of `_PIECE` characters of `low` that is not ASCII, widened by the longest such key less one on each side (overlapping windows joined)."
+        out, r, a, b = [], self._reach - 1, 0, -1
+        def window(a, b):
+            for end, v in self._other.iter(low[a:b]): out.append((a + end, v))
+        for k in range(0, len(low), _PIECE):
+            if low[k:k + _PIECE].isascii(): continue
+            s, e = max(0, k - r), k + _PIECE + r
+            if s > b:
+                if b >= 0: window(a, b)
+                a = s
+            b = e
+        if b >= 0: window(a, b)
+        return out
+
+# %% ../nbs/05_signals.ipynb #6f7436b9
 class _Reports:
     "The translated report phrases of `_REPORT_IDS` (`_report_phrase`) from the machine's catalogs, read on first use; `search(line)` answers like a compiled pattern's (truthy when the line holds one), `literals()` lists them folded and lower-cased (as `lowered` reads) for the shared automaton."
     def __init__(self): self._lock, self._phrases, self._auto = threading.Lock(), None, None
     def _load(self):
         with self._lock:
             if self._phrases is not None: return
-            import ahocorasick
             from caveman.catalogs import catalog_translations
             phrases = {}                                      # lowered phrase -> [(folded phrase, one word: read in its case)]
             for domain, ids in _REPORT_IDS.items():
@@ -71,10 +107,7 @@ class _Reports:
                     for t in ts:
                         if (p := _report_phrase(t)) and (p := fold(p)) != _report_phrase(mid):
                             phrases.setdefault(p.lower(), set()).add((p, not any(c.isspace() for c in p) and p.lower() != p.upper()))
-            auto = ahocorasick.Automaton()
-            for low, forms in phrases.items(): auto.add_word(low, (low, tuple(forms)))
-            if phrases: auto.make_automaton()
-            self._auto, self._phrases = auto, phrases
+            self._auto, self._phrases = LiteralSearch((low, (low, tuple(forms))) for low, forms in phrases.items()), phrases
     def literals(self) -> list[str]:
         if self._phrases is None: self._load()
         return list(self._phrases)
@@ -144,6 +177,9 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'     # not tar's `W: 501760 (490KiB)` progress (break test 13 F10)
 _APT_E = r'^E: '
+_REPORT_LINE = (r'^[ \t]*(?:[A-Za-z_]\w*\.)*(?:[A-Z][A-Za-z0-9]*(?:Error|Exception)|Error):[ \t]'   # `TypeError: x`, `Error: Cannot find module`
+                r'|^[ \t]*(?:\[[0-9]+\][+-]?[ \t]+)?(?:' + '|'.join(map(re.escape, _SIGNAL_NAMES)) + r')(?:[ \t]*\(core dumped\))?'
+                r'(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()|(?<![\w./@-])ERR!')                        # `Segmentation fault (core dumped)`, npm's `ERR!`
 _INTL_FAIL = (r'(?i:(?<![\w./@-])(?:fehler[ns]?|fehlgeschlagen|fehlschlag\w*|schwerwiegend\w*|erreurs?|échec|échoué\w*|fallo|falló|fallid[oa]s?'
               r'|fallit[oa]|non riuscit[oa]|falha|falhou|ошибк\w*|сбой|неудачно|помилк\w*|збій|невдач\w*|błąd|błęd\w*'
               r'|niepowodzeni\w*|nie udało się|fout|fouten|mislukt|fel|misslyckades|chyba|chyby|selhal\w*|hata(?:si|lari?|li)?|başarisiz)(?![\w@/-]))'
@@ -207,6 +243,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'attenzione', 'предупреждение', 'внимание', 'попередження', 'увага', 'ostrzeżenie', 'uwaga', 'waarschuwing',
                  'varning', 'varování', 'pozor', 'uyari', 'dikkat', 'avisando', '警告', '경고'), _INTL_WARN, (OUTPUT,)),
     ('failure', None, _DIAGNOSTIC, (PROSE,)),         # a program's report quoted in prose (break test 13 row F1)
+    ('failure', ('error', 'exception', 'err!', *(n.lower() for n in _SIGNAL_NAMES)), _REPORT_LINE, (PROSE,)),   # a report line as programs print it
 ]
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat) if isinstance(pat, str) else pat) for cls, lits, pat, profiles in _CLASSES if p in profiles]
                for p in (OUTPUT, PROSE, SOURCE)}
@@ -247,6 +284,8 @@ def _may_summarize(line: str) -> bool:
         else: return False
     return _DIGIT_SPACE.search(line) is not None
 
+
+
 # %% ../nbs/05_signals.ipynb #a08fdf0b
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
@@ -268,17 +307,14 @@ _WORD_BIT = 1 << 61             # in an automaton's value: the key is one of the
 
 @lru_cache(maxsize=64)
 def _automaton(profile: str, frames: bool = False, words: tuple[str, ...] = ()):
-    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `profile`'s literals (the catalogs' phrases of `_Reports` among them), each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added; each of `words` (lower-case) with `_WORD_BIT` added (a word that is no literal: `_WORD_BIT` alone). At most 64 kept: the words vary with the caller's query."
-    import ahocorasick
-    a, bits = ahocorasick.Automaton(), dict(_LIT_BITS[profile])
+    "A `LiteralSearch` of `profile`'s literals (the catalogs' phrases of `_Reports` among them), each valued `(its class bits (`_LIT_BITS`), the literal)`; with `frames`, `file \"` too, its bits with `_FRAME_BIT` added; each of `words` (lower-case) with `_WORD_BIT` added (a word that is no literal: `_WORD_BIT` alone). At most 64 kept: the words vary with the caller's query."
+    bits = dict(_LIT_BITS[profile])
     for k, (_, lits, rx) in enumerate(_BY_PROFILE[profile]):
         if lits is None:                                      # the catalogs' phrases, read now (on first use)
             for lit in rx.literals(): bits[lit] = bits.get(lit, 0) | 1 << k
     if frames: bits['file "'] = bits.get('file "', 0) | _FRAME_BIT
     for w in words: bits[w] = bits.get(w, 0) | _WORD_BIT
-    for lit, b in bits.items(): a.add_word(lit, (b, lit))
-    a.make_automaton()
-    return a
+    return LiteralSearch((lit, (b, lit)) for lit, b in bits.items())
 
 def profile_literals(profile: str) -> tuple[str, ...]:
     "Every literal (lower-case str) a line needs to have a class under `profile`: those of `_CLASSES` and those the self-searching classes (`_Reports`, `_Diagnostic`) list, read on first use."

@@ -44,7 +44,9 @@ source (code, config, diff) not at all, since code talks about errors without re
 takes a program's report: a line opening with a lower-case program name or a path (at most 64 characters, an optional
 `[pid]`, a translated `línia 3`) or a shell job's number `[1]+`, that holds a failure label (`error:`), an
 exception's name or a crash report (`ls: cannot access 'x': No such
-file or directory`, `bash: line 3: 4711 Killed`). JSON members: `error`/`errors`/`exception`/
+file or directory`, `bash: line 3: 4711 Killed`), and a line as a program prints a report (an exception's name or `Error`
+first, then a colon and a message: `TypeError: x`; a signal's death alone or after a job number: `Segmentation fault (core
+dumped)`; npm's `ERR!`). JSON members: `error`/`errors`/`exception`/
 `failure` holding something, `deleted`/`failed`/`error` true, `ok`/`success` false, a
 `status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
 a `level`/`severity`/`state`/`status`/`conclusion`/`result` of error, fatal, critical, failed, failure.
@@ -54,7 +56,7 @@ from collections import Counter
 
 _WORDS = re.compile(r'(?<![\w./@-])(?<!(?<![0-9])0 )(?:errors?|failed|failures?|fatal|panic(?:ked)?|exceptions?|traceback)(?![\w@/-])(?!\.\w)'
                     r'(?!["\']?\s*[=:]\s*(?:""|\'\'|["\']?(?:0|null|none|nil|false|\[\]|\{\})["\']?(?![\w.])))', re.I)   # not `errors=0`, `0 failed`
-_LOUD = re.compile(r'(?<![A-Za-z0-9_])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![A-Za-z0-9_])|Traceback \(most recent call last\)')
+_LOUD = re.compile(r'(?<![A-Za-z0-9_./@-])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![A-Za-z0-9_@/-])|Traceback \(most recent call last\)')   # whole words: `ERROR/MISSING` names
 _CAMEL = re.compile(r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|\s*$)')
 _PYTEST_E = re.compile(r'^E {3}')
 _ERRNO = re.compile(r'= -1 E[A-Z0-9]+\b')
@@ -83,6 +85,7 @@ _CRASH_PHRASES = re.compile(r'(?i)\bfloating point exception|\b(?:permission den
                             r'|bad system call|trace/breakpoint trap|alarm clock|user defined signal [12]|profiling timer expired|no such job'
                             r'|virtual timer expired|stack fault|power failure|dumped core|code=killed|code=dumped)\b|\bfile size limit exceeded|:\s*not found\s*$'
                             r'|(?-i:(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?:[ \t\r]*$|[ \t]{2}|[ \t]*\())')
+_REFUSAL = re.compile(r"(?i)\b(?:unable to|could not|couldn't|cannot|can't)\b")   # a program's refusal, read in its report (prose)
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
 _WARN = re.compile(r'(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
                    r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])')
@@ -95,6 +98,11 @@ _SIGNAL_TEXTS = ['Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illega
                  'File size limit exceeded', 'CPU time limit exceeded', 'Bad system call', 'Trace/breakpoint trap', 'Terminated', 'Hangup',
                  'Alarm clock', 'User defined signal 1', 'User defined signal 2', 'Profiling timer expired', 'Virtual timer expired',
                  'Stack fault', 'Power failure']
+# prose: a line as a program prints a report - an exception's name (or `Error`) first, then a colon and a message; a signal's
+# death alone or after a job number, then nothing, two blanks or a bracket; npm's `ERR!`
+_EXCEPTION_FIRST = re.compile(r'^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9]*Error|[A-Z][A-Za-z0-9]*Exception|Error):[ \t]')
+_DEATH_ALONE = re.compile(r'^\s*(?:\[\d+\][+-]?\s+)?(?:' + '|'.join(re.escape(t) for t in _SIGNAL_TEXTS) + r')(?:\s*\(core dumped\))?(?:\s*$|[ \t]{2}|\s*\()')
+_NPM_ERR = re.compile(r'(?<![A-Za-z0-9_./@-])ERR!')
 _CATALOG_IDS = {'libc.mo': ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
                             'Connection refused', 'Connection reset by peer', 'Connection timed out', 'Cannot allocate memory',
                             'Too many open files', 'Broken pipe', 'Read-only file system', 'Input/output error',
@@ -205,9 +213,10 @@ def line_signal(line: str, profile: str) -> str | None:
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
-    if profile == PROSE and _PROGRAM.match(line) and (_LABEL.search(line) or _CAMEL.search(line) or _CRASH_PHRASES.search(line)
+    if profile == PROSE and _PROGRAM.match(line) and (_LABEL.search(line) or _CAMEL.search(line) or _CRASH_PHRASES.search(line) or _REFUSAL.search(line)
                                                      or _CRASH.search(line) or _catalog_report(line)):
         return 'failure'                  # a program's report quoted in prose
+    if profile == PROSE and (_EXCEPTION_FIRST.match(line) or _DEATH_ALONE.match(line) or _NPM_ERR.search(line)): return 'failure'
     return None
 
 

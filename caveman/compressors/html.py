@@ -401,7 +401,7 @@ def page_title(doc) -> str:
     return ' '.join(t.text_content().split()) if t is not None else ''
 
 # %% ../../nbs/19_compressors_html.ipynb #bd913369
-from ..signals import PROSE, signal_flags, line_signal, holds_signal, profile_literals, lowered
+from ..signals import PROSE, signal_flags, line_signal, holds_signal, profile_literals, lowered, LiteralSearch
 
 SIGNAL_SCAN_BYTES = 1 << 16
 
@@ -430,12 +430,8 @@ def _line_pieces() -> tuple[str, ...]:
 
 @functools.cache
 def _pieces_automaton():
-    "An Aho–Corasick automaton (`ahocorasick.Automaton`, str keys) of `_line_pieces()`."
-    import ahocorasick
-    a = ahocorasick.Automaton()
-    for p in _line_pieces(): a.add_word(p, p)
-    a.make_automaton()
-    return a
+    "A `signals.LiteralSearch` of `_line_pieces()` (an ASCII text is searched for the ASCII pieces alone)."
+    return LiteralSearch((p, p) for p in _line_pieces())
 
 def _candidate_lines(texts: list[str], out: list[str]) -> None:
     "Append to `out` the folded lines of `texts` (each split at line ends) that hold a piece of a literal (`_line_pieces`) once lowered (`signals.lowered`), in order."
