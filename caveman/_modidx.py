@@ -1250,7 +1250,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                'caveman.hooks.install_codex': ('hooks.html#install_codex', 'caveman/hooks.py'),
                                'caveman.hooks.install_host': ('hooks.html#install_host', 'caveman/hooks.py'),
                                'caveman.hooks.is_caveman_tool': ('hooks.html#is_caveman_tool', 'caveman/hooks.py'),
-                               'caveman.hooks.is_document': ('hooks.html#is_document', 'caveman/hooks.py'),
                                'caveman.hooks.is_our_hook': ('hooks.html#is_our_hook', 'caveman/hooks.py'),
                                'caveman.hooks.keeps_lines': ('hooks.html#keeps_lines', 'caveman/hooks.py'),
                                'caveman.hooks.load_settings': ('hooks.html#load_settings', 'caveman/hooks.py'),

@@ -7,11 +7,11 @@ __all__ = ['MAX_RETRIEVE_CHARS', 'MIN_LOSSY_SAVING', 'MIN_MAX_CHARS', 'PERSISTED
            'ADAPTERS', 'HOSTS', 'MAX_EVENT', 'HOOK_USAGE', 'HOOK_MATCHER', 'SERVER_NAME', 'SERVER_ARGS', 'SCOPES',
            'MANAGED_SETTINGS', 'SETTINGS_DIRS', 'GEMINI_TOOLS', 'GEMINI_NOTE', 'GEMINI_MATCHER', 'MAX_ROLLOUT_TAIL',
            'CODEX_CUT', 'CODEX_PERSIST_CUT', 'CODEX_STORE_VARS', 'HookError', 'is_caveman_tool', 'wants', 'handle_line',
-           'keeps_lines', 'is_document', 'compress_text', 'fit_view', 'ShapeError', 'caveman_servers', 'no_view',
-           'claude_code', 'run_hook', 'cursor', 'hook_main', 'console_script', 'is_our_hook', 'settings_files',
-           'merge_hook', 'merge_server', 'prune', 'settings_text', 'load_settings', 'backup_settings', 'finish',
-           'mcp_blocked', 'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command',
-           'codex', 'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
+           'keeps_lines', 'compress_text', 'fit_view', 'ShapeError', 'caveman_servers', 'no_view', 'claude_code',
+           'run_hook', 'cursor', 'hook_main', 'console_script', 'is_our_hook', 'settings_files', 'merge_hook',
+           'merge_server', 'prune', 'settings_text', 'load_settings', 'backup_settings', 'finish', 'mcp_blocked',
+           'plan', 'apply', 'diff', 'gemini_tool_name', 'gemini_cli', 'gemini_plan', 'codex_command', 'codex',
+           'codex_home', 'codex_plan', 'CodexAppServer', 'codex_config_edits', 'install_codex', 'install_host']
 
 # %% ../nbs/63_hooks.ipynb #da2ff160
 import json, os, sys
@@ -74,18 +74,13 @@ def keeps_lines(view: str, original: str) -> bool:
     return True
 
 # %% ../nbs/63_hooks.ipynb #49109180
-def _cut_original(text: str, room: int, records: bytes | None = None, records_note: str = '', document: bool = False) -> str | None:
-    "The original `text` (characters) cut to about `room` characters by its lines (`fit_view`; `document`: see `is_document`), or None when it fits in `room` (nothing to hide); with `records` (the original's bytes with each NUL-separated record as a line, `engine.nul_records`), those records are cut instead and `records_note` follows."
+def _cut_original(text: str, room: int, records: bytes | None = None, records_note: str = '') -> str | None:
+    "The original `text` (characters) cut to about `room` characters by its lines (`fit_view`), or None when it fits in `room` (nothing to hide); with `records` (the original's bytes with each NUL-separated record as a line, `engine.nul_records`), those records are cut instead and `records_note` follows."
     if len(text) <= room: return None
     nl = lambda v: v + ('' if v.endswith('\n') else '\n')
-    if records is None: return fit_view(nl(text), room, document)
+    if records is None: return fit_view(nl(text), room)
     tail = records_note + '\n'
-    return fit_view(nl(records.decode('utf-8', 'surrogatepass')), room - len(tail), document) + tail
-
-# %% ../nbs/63_hooks.ipynb #f7f83712
-def is_document(content_type: str) -> bool:
-    "Is an output of `content_type` a document (`text`, `html`), whose cut reads its signal lines by the prose profile?"
-    return content_type in ('text', 'html')
+    return fit_view(nl(records.decode('utf-8', 'surrogatepass')), room - len(tail)) + tail
 
 # %% ../nbs/63_hooks.ipynb #4bc81b59
 def _open_hook_store():
@@ -110,7 +105,7 @@ def _lossy_view(text: str, data: bytes, r, handle: str, policy: Policy, note: st
     nl = lambda v: v + ('' if v.endswith('\n') else '\n')
     transformed = not r.passed_through and r.output != data
     view = _without_vacuous_contract(nl(as_text(r.output))) if transformed else None
-    if not ok(view) or len(view) > room: view = _cut_original(text, room, nul_records(data), NUL_RECORDS_NOTE, is_document(r.content_type))
+    if not ok(view) or len(view) > room: view = _cut_original(text, room, nul_records(data), NUL_RECORDS_NOTE)
     if view is None or (len(text) <= room + len(tail) and len(view) + len(tail) > (1 - MIN_LOSSY_SAVING) * len(text)): return None
     return view + tail
 
@@ -153,10 +148,9 @@ _GAP = 100                     # characters set aside for each marker line
 _LABEL = re.compile(r'(?i:(?<![\w.-])(?:error|fatal|failed|failure|panic)s?)[ \t]*:|^[ \t]*[A-Z][\w.]*(?:Error|Exception)(?::|[ \t\r]*$)')
 _LABEL_WORD = re.compile(r'(?<![\w.-])([^\W\d_]+)[ \t\u00a0]*[:：]')      # a word (letters) before a colon
 
-def _signal_and_loud_flags(lines: list[str], document: bool = False) -> tuple[list, list]:
-    "`(signal flags, loud flags)` per line (no newline): each line's signal class (`caveman.signals`, output profile), and the same with None for a `failure` line that merely names the word (see above); for a `document` (`is_document`) both are the prose profile's flags, which read reports alone."
+def _signal_and_loud_flags(lines: list[str]) -> tuple[list, list]:
+    "`(signal flags, loud flags)` per line (no newline): each line's signal class (`caveman.signals`, output profile), and the same with None for a `failure` line that merely names the word (see above)."
     from caveman.signals import signal_flags, line_signal, OUTPUT, PROSE
-    if document: flags = signal_flags(lines, PROSE); return flags, flags
     flags = signal_flags(lines, OUTPUT)
     out = list(flags)
     for i, f in enumerate(out):
@@ -172,9 +166,9 @@ def _loud_flags(lines: list[str]) -> list:
 # %% ../nbs/63_hooks.ipynb #2b4c0d95
 from bisect import bisect_left
 
-def _fit_lines(lines: list[str], limit: int, document: bool = False) -> str | None:
+def _fit_lines(lines: list[str], limit: int) -> str | None:
     "Lines (each with its newline) cut to at most `limit` characters: failure and other signal lines (`_loud_flags`, at most half), first lines (two thirds of the rest), last lines, then more signal lines while they fit; each gap one `_gap_line` that counts the signal lines it hides; None when whole lines would fill under half of `limit` (a few long lines)."
-    sig, flags = _signal_and_loud_flags([l.rstrip('\r\n') for l in lines], document)
+    sig, flags = _signal_and_loud_flags([l.rstrip('\r\n') for l in lines])
     sig = [i for i, f in enumerate(sig) if f]                            # every signal line: the gaps count those they hide
     loud = [i for i, f in enumerate(flags) if f]
     keep, used = set(), 0
@@ -212,7 +206,7 @@ def _fit_lines(lines: list[str], limit: int, document: bool = False) -> str | No
 # %% ../nbs/63_hooks.ipynb #f1fdc9cc
 _BREAK = re.compile(r'[, ]')
 
-def _fit_characters(view: str, budget: int, document: bool = False) -> str:
+def _fit_characters(view: str, budget: int) -> str:
     "The first two thirds and last third of `budget` characters of `view`, cut just after a `,` or space within 200 characters where there is one, around a `_gap_line` of characters."
     a = budget * 2 // 3
     m = [x.end() for x in _BREAK.finditer(view, max(0, a - 200), a)]
@@ -220,24 +214,24 @@ def _fit_characters(view: str, budget: int, document: bool = False) -> str:
     b = len(view) - (budget - a)
     m = _BREAK.search(view, b, min(len(view), b + 200))
     b = m.end() if m else b
-    return view[:a] + '\n' + _gap_line(b - a, 'characters', *_gap_signals(view, a, b, document)) + view[b:]
+    return view[:a] + '\n' + _gap_line(b - a, 'characters', *_gap_signals(view, a, b)) + view[b:]
 
-def _gap_signals(view: str, a: int, b: int, document: bool = False) -> tuple[int, str]:
-    "`(the number of signal lines of `view` that characters a..b reach into, the first one)`: each line read by `signal_flags`, by the output profile (a `document`'s: the prose profile), as `_fit_lines` counts its gaps."
+def _gap_signals(view: str, a: int, b: int) -> tuple[int, str]:
+    "`(the number of signal lines of `view` that characters a..b reach into, the first one)`: each line read by the output profile's `signal_flags`, as `_fit_lines` counts its gaps."
     s = a + 1 if view[a:a + 1] == '\n' else view.rfind('\n', 0, a) + 1     # a line shown whole but its line end is not hidden
     e = view.find('\n', max(a, b - 1))                                      # the line of the gap's last character
     lines = view[s:e if e >= 0 else len(view)].split('\n')
-    from caveman.signals import signal_flags, OUTPUT, PROSE
-    hits = [l for l, f in zip(lines, signal_flags([l.rstrip('\r') for l in lines], PROSE if document else OUTPUT)) if f]
+    from caveman.signals import signal_flags, OUTPUT
+    hits = [l for l, f in zip(lines, signal_flags([l.rstrip('\r') for l in lines], OUTPUT)) if f]
     return len(hits), hits[0] if hits else ''
 
 # %% ../nbs/63_hooks.ipynb #a85c3e70
-def fit_view(view: str, limit: int, document: bool = False) -> str:
-    "`view` (characters) if it fits in `limit`, else cut to at most `limit` characters: its signal and failure lines (`document`: `is_document` of its content type), head and tail lines, each gap one `… N lines of the original elided (caveman) …` line (`_fit_lines`); by characters (`_fit_characters`) when whole lines would fill under half of `limit`."
+def fit_view(view: str, limit: int) -> str:
+    "`view` (characters) if it fits in `limit`, else cut to at most `limit` characters: its signal and failure lines, head and tail lines, each gap one `… N lines of the original elided (caveman) …` line (`_fit_lines`); by characters (`_fit_characters`) when whole lines would fill under half of `limit`."
     if len(view) <= limit: return view
-    if (cut := _fit_lines([l for l in re.split(r'(?<=\n)', view) if l], limit, document)) is not None: return cut
+    if (cut := _fit_lines([l for l in re.split(r'(?<=\n)', view) if l], limit)) is not None: return cut
     budget = max(0, limit - _GAP)
-    while len(cut := _fit_characters(view, budget, document)) > limit and budget:   # a marker that counts signals is longer than `_GAP`
+    while len(cut := _fit_characters(view, budget)) > limit and budget:   # a marker that counts signals is longer than `_GAP`
         budget = max(0, budget - (len(cut) - limit))
     return cut
 

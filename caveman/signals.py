@@ -177,7 +177,7 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'     # not tar's `W: 501760 (490KiB)` progress (break test 13 F10)
 _APT_E = r'^E: '
-_REPORT_LINE = (r'^[ \t]*(?:[A-Za-z_]\w*\.)*(?:[A-Z][A-Za-z0-9]*(?:Error|Exception)|Error):[ \t]'   # `TypeError: x`, `Error: Cannot find module`
+_REPORT_LINE = (r'^[ \t]*(?:[A-Za-z_]\w*\.)*(?:[A-Z][A-Za-z0-9]*)?(?:Error|Exception):[ \t]'   # `TypeError: x`, `Exception: boom`, `Error: Cannot find module`
                 r'|^[ \t]*(?:\[[0-9]+\][+-]?[ \t]+)?(?:' + '|'.join(map(re.escape, _SIGNAL_NAMES)) + r')(?:[ \t]*\(core dumped\))?'
                 r'(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()|(?<![\w./@-])ERR!')                        # `Segmentation fault (core dumped)`, npm's `ERR!`
 _INTL_FAIL = (r'(?i:(?<![\w./@-])(?:fehler[ns]?|fehlgeschlagen|fehlschlag\w*|schwerwiegend\w*|erreurs?|échec|échoué\w*|fallo|falló|fallid[oa]s?'
@@ -283,8 +283,6 @@ def _may_summarize(line: str) -> bool:
             if w in line: break
         else: return False
     return _DIGIT_SPACE.search(line) is not None
-
-
 
 # %% ../nbs/05_signals.ipynb #a08fdf0b
 from bisect import bisect_left, bisect_right

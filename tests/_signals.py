@@ -44,8 +44,8 @@ source (code, config, diff) not at all, since code talks about errors without re
 takes a program's report: a line opening with a lower-case program name or a path (at most 64 characters, an optional
 `[pid]`, a translated `línia 3`) or a shell job's number `[1]+`, that holds a failure label (`error:`), an
 exception's name or a crash report (`ls: cannot access 'x': No such
-file or directory`, `bash: line 3: 4711 Killed`), and a line as a program prints a report (an exception's name or `Error`
-first, then a colon and a message: `TypeError: x`; a signal's death alone or after a job number: `Segmentation fault (core
+file or directory`, `bash: line 3: 4711 Killed`), and a line as a program prints a report (an exception's name, `Error` or
+`Exception` first, then a colon and a message: `TypeError: x`; a signal's death alone or after a job number: `Segmentation fault (core
 dumped)`; npm's `ERR!`). JSON members: `error`/`errors`/`exception`/
 `failure` holding something, `deleted`/`failed`/`error` true, `ok`/`success` false, a
 `status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
@@ -98,9 +98,9 @@ _SIGNAL_TEXTS = ['Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illega
                  'File size limit exceeded', 'CPU time limit exceeded', 'Bad system call', 'Trace/breakpoint trap', 'Terminated', 'Hangup',
                  'Alarm clock', 'User defined signal 1', 'User defined signal 2', 'Profiling timer expired', 'Virtual timer expired',
                  'Stack fault', 'Power failure']
-# prose: a line as a program prints a report - an exception's name (or `Error`) first, then a colon and a message; a signal's
+# prose: a line as a program prints a report - an exception's name (`Error`, `Exception` too) first, then a colon and a message; a signal's
 # death alone or after a job number, then nothing, two blanks or a bracket; npm's `ERR!`
-_EXCEPTION_FIRST = re.compile(r'^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9]*Error|[A-Z][A-Za-z0-9]*Exception|Error):[ \t]')
+_EXCEPTION_FIRST = re.compile(r'^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9]*Error|[A-Z][A-Za-z0-9]*Exception|Error|Exception):[ \t]')
 _DEATH_ALONE = re.compile(r'^\s*(?:\[\d+\][+-]?\s+)?(?:' + '|'.join(re.escape(t) for t in _SIGNAL_TEXTS) + r')(?:\s*\(core dumped\))?(?:\s*$|[ \t]{2}|\s*\()')
 _NPM_ERR = re.compile(r'(?<![A-Za-z0-9_./@-])ERR!')
 _CATALOG_IDS = {'libc.mo': ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',

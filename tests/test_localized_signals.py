@@ -2,7 +2,7 @@
 this machine (`/usr/share/locale/*/LC_MESSAGES/*.mo`: apt, coreutils, dpkg, bash, …), read at test time with the
 standard library's `gettext`, are signals of the output profile, and a real log with such lines planted keeps every
 one of them in its view (checked by `in` on the view's text: nothing of the compressor is imported to judge it)."""
-import gettext, glob, random
+import gettext, glob, random, sys
 from pathlib import Path
 import pytest
 from caveman import ccr
@@ -161,3 +161,29 @@ def test_failures_interleaved_in_a_process_table_are_kept_whatever_it_is_read_as
     if r.output != data:
         assert hidden_signals(data, r.output, r.content_type) == []
         assert r.recovery_handle and eng.retrieve(r.recovery_handle) == data
+
+
+def _program_reports() -> list[str]:
+    "The last line of real Python tracebacks (an exception's name, a colon, its message), captured now, and of a Node.js failure when node is on this machine."
+    out = []
+    for exc in ("TypeError('x is not a function')", "ValueError('invalid literal for int()')", "Exception('boom')",
+                "json.decoder.JSONDecodeError('Expecting value', 'x', 0)", "OSError(28, 'No space left on device')"):
+        r = subprocess.run([sys.executable, '-c', f'import json\nraise {exc}'], capture_output=True, text=True, timeout=60)
+        out.append(r.stderr.rstrip('\n').split('\n')[-1])
+    if shutil.which('node'):
+        r = subprocess.run(['node', '-e', 'undefinedFunction()'], capture_output=True, text=True, timeout=60)
+        out += [l for l in r.stderr.split('\n') if l.startswith(('ReferenceError', 'TypeError'))][:1]
+    return out
+
+
+def test_program_reports_in_a_document_are_shown_or_counted(tmp_path):
+    "A program's output that detection reads as text (break test 15): the last lines of real tracebacks planted in a real document stay visible or counted in the engine's view — prose reads a line as programs print a report, and the independent checker (its own patterns) reads the same."
+    doc = Path('/usr/share/common-licenses/GPL-3')
+    base = (doc if doc.is_file() else Path(__file__).parents[1] / 'README.md').read_text(errors='replace').split('\n')
+    reports = _program_reports()
+    assert len(reports) >= 5 and all(': ' in r for r in reports), reports
+    assert all(checker_signal(r, 'prose') for r in reports), reports
+    data, eng, r = _planted(base * 3, reports * 4, 15, tmp_path)
+    assert r.content_type in ('text', 'html'), r.content_type
+    assert r.output != data and hidden_signals(data, r.output, r.content_type) == []
+    assert eng.retrieve(r.recovery_handle) == data
