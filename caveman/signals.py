@@ -177,7 +177,9 @@ _CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'     # not tar's `W: 501760 (490KiB)` progress (break test 13 F10)
 _APT_E = r'^E: '
-_REPORT_LINE = (r'^[ \t]*(?:[A-Za-z_]\w*\.)*(?:[A-Z][A-Za-z0-9]*)?(?:Error|Exception):[ \t]'   # `TypeError: x`, `Exception: boom`, `Error: Cannot find module`
+_REPORT_LINE = (r'^[ \t]*(?:Uncaught[ \t]+)?(?:[A-Za-z_]\w*\.)*(?:[A-Z][A-Za-z0-9]*)?(?:Error|Exception)(?:[ \t]\[[A-Z0-9_]+\])?:[ \t]'   # `TypeError: x`, `Error: Cannot find module`, Node's `RangeError [ERR_X]: `
+                r'|^[ \t]*(?:Exception in thread "[^"]*"[ \t]|thread \'[^\']*\' panicked at |Unhandled exception\.[ \t]'    # Java, Rust, .NET
+                r'|terminate called (?:after throwing|without an active exception)|Died at .* line [0-9]+\.)'         # C++, Perl
                 r'|^[ \t]*(?:\[[0-9]+\][+-]?[ \t]+)?(?:' + '|'.join(map(re.escape, _SIGNAL_NAMES)) + r')(?:[ \t]*\(core dumped\))?'
                 r'(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()|(?<![\w./@-])ERR!')                        # `Segmentation fault (core dumped)`, npm's `ERR!`
 _INTL_FAIL = (r'(?i:(?<![\w./@-])(?:fehler[ns]?|fehlgeschlagen|fehlschlag\w*|schwerwiegend\w*|erreurs?|échec|échoué\w*|fallo|falló|fallid[oa]s?'
@@ -243,7 +245,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'attenzione', 'предупреждение', 'внимание', 'попередження', 'увага', 'ostrzeżenie', 'uwaga', 'waarschuwing',
                  'varning', 'varování', 'pozor', 'uyari', 'dikkat', 'avisando', '警告', '경고'), _INTL_WARN, (OUTPUT,)),
     ('failure', None, _DIAGNOSTIC, (PROSE,)),         # a program's report quoted in prose (break test 13 row F1)
-    ('failure', ('error', 'exception', 'err!', *(n.lower() for n in _SIGNAL_NAMES)), _REPORT_LINE, (PROSE,)),   # a report line as programs print it
+    ('failure', ('error', 'exception', 'err!', 'panicked', 'terminate called', 'died at', *(n.lower() for n in _SIGNAL_NAMES)), _REPORT_LINE, (OUTPUT, PROSE)),   # a report line as programs print it
 ]
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat) if isinstance(pat, str) else pat) for cls, lits, pat, profiles in _CLASSES if p in profiles]
                for p in (OUTPUT, PROSE, SOURCE)}

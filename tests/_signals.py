@@ -45,7 +45,8 @@ takes a program's report: a line opening with a lower-case program name or a pat
 `[pid]`, a translated `línia 3`) or a shell job's number `[1]+`, that holds a failure label (`error:`), an
 exception's name or a crash report (`ls: cannot access 'x': No such
 file or directory`, `bash: line 3: 4711 Killed`), and a line as a program prints a report (an exception's name, `Error` or
-`Exception` first, then a colon and a message: `TypeError: x`; a signal's death alone or after a job number: `Segmentation fault (core
+`Exception` first, then a colon and a message: `TypeError: x`; a runtime's uncaught failure: Java's `Exception in thread`,
+Rust's `panicked at`, .NET's `Unhandled exception.`, C++'s `terminate called`, Perl's `Died at … line N.`; a signal's death alone or after a job number: `Segmentation fault (core
 dumped)`; npm's `ERR!`). JSON members: `error`/`errors`/`exception`/
 `failure` holding something, `deleted`/`failed`/`error` true, `ok`/`success` false, a
 `status`/`status_code`/`statusCode`/`code` 4xx-5xx, a non-zero `exit_code`/`exitCode`/`returncode`,
@@ -100,7 +101,10 @@ _SIGNAL_TEXTS = ['Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illega
                  'Stack fault', 'Power failure']
 # prose: a line as a program prints a report - an exception's name (`Error`, `Exception` too) first, then a colon and a message; a signal's
 # death alone or after a job number, then nothing, two blanks or a bracket; npm's `ERR!`
-_EXCEPTION_FIRST = re.compile(r'^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9]*Error|[A-Z][A-Za-z0-9]*Exception|Error|Exception):[ \t]')
+_EXCEPTION_FIRST = re.compile(r'^\s*(?:Uncaught\s+)?(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9]*Error|[A-Z][A-Za-z0-9]*Exception|Error|Exception)'
+                              r'(?: \[[A-Z0-9_]+\])?:[ \t]'                         # Node's `RangeError [ERR_OUT_OF_RANGE]: `
+                              r'|^\s*(?:Exception in thread "[^"]*" |thread \'[^\']*\' panicked at |Unhandled exception\. '   # Java, Rust, .NET
+                              r'|terminate called (?:after throwing|without an active exception)|Died at .* line \d+\.)')    # C++, Perl
 _DEATH_ALONE = re.compile(r'^\s*(?:\[\d+\][+-]?\s+)?(?:' + '|'.join(re.escape(t) for t in _SIGNAL_TEXTS) + r')(?:\s*\(core dumped\))?(?:\s*$|[ \t]{2}|\s*\()')
 _NPM_ERR = re.compile(r'(?<![A-Za-z0-9_./@-])ERR!')
 _CATALOG_IDS = {'libc.mo': ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',

@@ -164,7 +164,7 @@ def test_failures_interleaved_in_a_process_table_are_kept_whatever_it_is_read_as
 
 
 def _program_reports() -> list[str]:
-    "The last line of real Python tracebacks (an exception's name, a colon, its message), captured now, and of a Node.js failure when node is on this machine."
+    "The last line of real Python tracebacks (an exception's name, a colon, its message), captured now, of a Node.js failure and Perl's `die` when they are on this machine."
     out = []
     for exc in ("TypeError('x is not a function')", "ValueError('invalid literal for int()')", "Exception('boom')",
                 "json.decoder.JSONDecodeError('Expecting value', 'x', 0)", "OSError(28, 'No space left on device')"):
@@ -173,6 +173,8 @@ def _program_reports() -> list[str]:
     if shutil.which('node'):
         r = subprocess.run(['node', '-e', 'undefinedFunction()'], capture_output=True, text=True, timeout=60)
         out += [l for l in r.stderr.split('\n') if l.startswith(('ReferenceError', 'TypeError'))][:1]
+    if shutil.which('perl'):                                  # Perl's uncaught die: `Died at -e line 1.`
+        out.append(subprocess.run(['perl', '-e', 'die'], capture_output=True, text=True, timeout=60).stderr.strip())
     return out
 
 
@@ -181,7 +183,7 @@ def test_program_reports_in_a_document_are_shown_or_counted(tmp_path):
     doc = Path('/usr/share/common-licenses/GPL-3')
     base = (doc if doc.is_file() else Path(__file__).parents[1] / 'README.md').read_text(errors='replace').split('\n')
     reports = _program_reports()
-    assert len(reports) >= 5 and all(': ' in r for r in reports), reports
+    assert len(reports) >= 5 and all(': ' in r or r.startswith('Died at ') for r in reports), reports
     assert all(checker_signal(r, 'prose') for r in reports), reports
     data, eng, r = _planted(base * 3, reports * 4, 15, tmp_path)
     assert r.content_type in ('text', 'html'), r.content_type
