@@ -347,7 +347,8 @@ def _unit_in_ascii():
 
 # %% ../nbs/25_toolschema.ipynb #9671a91e
 def is_fact(unit: str, names=()) -> bool:
-    "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals; a marketing unit (`is_marketing`) only by a hard fact word or that structure."
+    "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals; a marketing unit (`is_marketing`) only by a hard fact word or that structure; never a unit with no letter or digit."
+    if not any(c.isalnum() for c in unit): return False
     text = _without_examples(unit)
     if is_marketing(text): return bool(_HARD_FACT_WORDS.search(text) or _has_structure(text, names))
     return bool(has_fact_word(text) or _has_structure(text, names))

@@ -5,7 +5,7 @@ import json, re
 from urllib.parse import quote
 
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import example, given, settings, strategies as st, HealthCheck
 
 from caveman.toolschema import (compress_toolschema, extract_tools, reduce_description, split_sentences, strip_annotations,
                                 is_fact, selection_profile)
@@ -124,6 +124,7 @@ def _plain(text: str) -> str:
 
 
 @given(descriptions)
+@example('The key must be an absolute path, e.g. /srv/x or /data/in.\n\n' * 3 + '%.')   # a unit of no letter: no fact (found in CI)
 def test_description_reduction(d):
     r = reduce_description(d)
     assert reduce_description(r) == r                                  # idempotent
