@@ -346,9 +346,11 @@ def _unit_in_ascii():
     return re.compile(rf"(?<![A-Za-z0-9])(?:{_UNIT_ASCII_WORDS})(?![A-Za-z0-9])|%|{_UNIT_ANYWHERE}", re.I | re.X | re.A)
 
 # %% ../nbs/25_toolschema.ipynb #9671a91e
+_LETTER_OR_DIGIT = LazyPattern(r'[\p{L}\p{N}]')
+
 def is_fact(unit: str, names=()) -> bool:
     "Whether a sentence or list item states a fact an agent needs: a fact word, a number, a format pattern, a quoted literal or a parameter name, outside example literals; a marketing unit (`is_marketing`) only by a hard fact word or that structure; never a unit with no letter or digit."
-    if not any(c.isalnum() for c in unit): return False
+    if not _LETTER_OR_DIGIT.search(unit): return False
     text = _without_examples(unit)
     if is_marketing(text): return bool(_HARD_FACT_WORDS.search(text) or _has_structure(text, names))
     return bool(has_fact_word(text) or _has_structure(text, names))
@@ -359,7 +361,6 @@ _GREETING = LazyPattern(r"""^[\W_]*(?:hello|hi|hey|thanks?|thank\s+you|enjoy|hav
   |привет|спасибо|удачи|приятного\s+\w+|こんにちは|ありがとう\w*|お楽しみください|你好|谢谢|祝你?\w{0,6}愉快|안녕하세요|감사합니다|즐기세요)
   (?![\p{L}\p{N}])""", regex.I | regex.X)
 
-_LETTER_OR_DIGIT = LazyPattern(r'[\p{L}\p{N}]')
 
 def _filler_shape(unit: str) -> bool:
     "For a unit that is no fact: whether it is praise (`is_marketing`) or a greeting or sign-off (at most 60 characters, ending in `!` or of at most 3 words), example literals aside."
