@@ -284,20 +284,30 @@ def test_a_big_call_gives_its_memory_back(env, tmp_path):
 
 
 
+def job_log(lines: int) -> str:
+    "A plain INFO log of `lines` lines (about 66 bytes each) that the log compressor reads in full."
+    return ''.join(f'2026-12-01T10:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 17} processed job {i} in {i * 7 % 900} ms\n' for i in range(lines))
+
+
 @pytest.mark.slow
 def test_a_busy_server_obeys_sigterm_at_once_and_the_call_is_answered_anyway(env):
-    "SIGTERM while a slow call (a 30 MB log) runs in the server: it leaves within its grace (it used to let the call finish, up to a minute), and the hook whose call was cut short answers in its own process: a view whose handle gives the whole output back."
+    "SIGTERM while a slow call (a big log) runs in the server: it leaves within its grace (it used to let the call finish, up to a minute), and the hook whose call was cut short answers in its own process: a view whose handle gives the whole output back."
     from caveman.hook_server import TERM_GRACE
-    out = ''.join(f'2026-12-01T10:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 17} processed job {i} in {i * 7 % 900} ms\n' for i in range(400_000))
+    t0 = time.monotonic()                                      # the log's size is set by this machine's speed: a call
+    run(HOOK, bash_event(job_log(150_000)), {**env, 'CAVEMAN_HOOK_SERVER': 'off'})   # of at least 4 graces (a fixed
+    took = time.monotonic() - t0                               # 26 MB log took 5 s on a fast machine: it ended inside the grace)
+    out = job_log(min(2_000_000, max(400_000, int(150_000 * 4 * TERM_GRACE / took))))
     run(HOOK, bash_event('warm up\n' * 2000), env)
     st = wait_for_server(env)
     box = []
     t = threading.Thread(target=lambda: box.append((run(HOOK, bash_event(out), env), time.monotonic())))
-    t.start()
     cpu = lambda: sum(int(x) for x in Path(f'/proc/{st["pid"]}/stat').read_text().rsplit(')', 1)[1].split()[11:13])
     before = cpu()
-    time.sleep(4)                                              # the call is in the server by now: a 30 MB log takes it many seconds
-    assert cpu() - before > 50                                 # the server is working on it (clock ticks: over half a second of CPU)
+    t.start()
+    end = time.monotonic() + 60
+    while cpu() - before < 50 and time.monotonic() < end:      # the server is working on it (clock ticks: half a second of CPU)
+        time.sleep(0.05)
+    assert cpu() - before >= 50
     t0 = time.monotonic()
     os.kill(st['pid'], 15)
     assert gone(st['pid'], timeout=90)
