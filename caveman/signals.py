@@ -4,9 +4,10 @@
 
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'SPAN_CHARS', 'FIRST_LINES_CHARS', 'STATUS_COLUMNS', 'SIGNAL_REPEATS',
-           'profile_of', 'LiteralSearch', 'fold', 'line_signal', 'profile_literals', 'lowered', 'signal_flags',
-           'signal_flags_words', 'signal_flags_each', 'span_signal_lines', 'holds_signal', 'diff_signal_flags',
-           'member_signal', 'first_signal_lines', 'json_signal', 'table_signal_flags', 'forced_signals']
+           'profile_of', 'LiteralSearch', 'AtLiterals', 'fold', 'line_signal', 'profile_literals', 'lowered',
+           'signal_flags', 'signal_flags_words', 'signal_flags_each', 'span_signal_lines', 'holds_signal',
+           'diff_signal_flags', 'member_signal', 'first_signal_lines', 'json_signal', 'table_signal_flags',
+           'forced_signals']
 
 # %% ../nbs/05_signals.ipynb #f29e4ce1
 OUTPUT, PROSE, SOURCE = 'output', 'prose', 'source'
@@ -77,7 +78,8 @@ class LiteralSearch:
     def iter(self, low: str):
         found = self._ascii.iter(low) if len(self._ascii) else iter(())
         if not len(self._other) or low.isascii(): return found
-        return heapq.merge(found, self._around_non_ascii(low), key=itemgetter(0))
+        other = self._around_non_ascii(low)
+        return heapq.merge(found, other, key=itemgetter(0)) if other else found   # most texts hold none: no merge paid per occurrence
     def _around_non_ascii(self, low: str) -> list:
         "The occurrences of the keys that are not ASCII: the automaton of those reads each piece of `_PIECE` characters of `low` that is not ASCII, widened by the longest such key less one on each side (overlapping windows joined)."
         out, r, a, b = [], self._reach - 1, 0, -1
@@ -92,6 +94,24 @@ class LiteralSearch:
             b = e
         if b >= 0: window(a, b)
         return out
+
+# %% ../nbs/05_signals.ipynb #ae25d567
+class AtLiterals:
+    "A pattern `head|rest` (str sources) read as one, for a line (str): `search(line)` is truthy exactly when `re.search(head + '|' + rest, line)` is, given that every match of `head` starts where one of `literals` (lower-case str) starts in `lowered(line)` and every match of `rest` holds one of `rest_literals`. `head` is tried only at those starts (`match`), `rest` only when one of its literals occurs. `pattern` is the whole source."
+    def __init__(self, head: str, rest: str, rest_literals: tuple[str, ...], literals: tuple[str, ...] | None = None):
+        self.pattern, self._head, self._rest = f'{head}|{rest}', re.compile(head).match, re.compile(rest).search
+        self._literals, self._rest_literals, self._find = literals, frozenset(rest_literals), None
+    def bind(self, literals: tuple[str, ...]) -> 'AtLiterals':
+        "Set the head's literals (the class's, as `_CLASSES` lists them) when none were given; returns self."
+        if self._literals is None: self._literals = literals
+        return self
+    def search(self, line: str) -> bool:
+        if self._find is None: self._find = LiteralSearch((l, (len(l), l in self._rest_literals)) for l in (*self._literals, *self._rest_literals))
+        rest = False
+        for end, (n, in_rest) in self._find.iter(fold(line).lower()):   # as `lowered` reads it (defined below)
+            if self._head(line, end + 1 - n): return True
+            rest = rest or in_rest
+        return rest and self._rest(line) is not None
 
 # %% ../nbs/05_signals.ipynb #6f7436b9
 class _Reports:
@@ -164,16 +184,18 @@ _LOUD = r'(?<![\w./@-])(?:ERROR|ERRORS|FAILED|FAILURE|FATAL|PANIC)(?![\w@/-])|Tr
 _CAMEL = r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|[ \t\r]*$)'
 _PYTEST_E = r'^E {3}'
 _ERRNO = r'= -1 E[A-Z0-9]+\b'
-_CRASH = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?<![\w./@-])segfault|\bout of memory\b|\boom[- ]?kill'
-          r'|\bundefined reference to\b|\bcommand not found\b|\bno such file or directory\b|\bconnection (?:refused|reset)\b'
-          r'|\boperation not permitted\b|\bno space left on device\b|\btimed out\b|\btimeout (?:after|waiting|while|exceeded|expired)\b|\bcannot allocate memory\b'
-          r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\]|\b(?:unable to|could not|couldn\'t|cannot|can\'t)\b'
-          r'|\bbus error\b|\billegal instruction\b|\bfloating point exception|\binput/output error\b|\bmemory exhausted\b'   # FPE: 24 bytes, glued by bash
-          r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
-          r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
-          r'|\bstack fault\b|\bpower failure\b|:[ \t]*not found[ \t\r]*$|\bno such job\b|\bdumped core\b|\bcode=(?:killed|dumped)\b)'
-          r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()'   # a job's end, as bash reports it
-          r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')
+_CRASH_HEAD = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dumped|(?<![\w./@-])segfault|\bout of memory\b|\boom[- ]?kill'
+               r'|\bundefined reference to\b|\bcommand not found\b|\bno such file or directory\b|\bconnection (?:refused|reset)\b'
+               r'|\boperation not permitted\b|\bno space left on device\b|\btimed out\b|\btimeout (?:after|waiting|while|exceeded|expired)\b|\bcannot allocate memory\b'
+               r'|\btoo many open files\b|\bbroken pipe\b|\bread-only file system\b|\[errno [0-9]+\]|\b(?:unable to|could not|couldn\'t|cannot|can\'t)\b'
+               r'|\bbus error\b|\billegal instruction\b|\bfloating point exception|\binput/output error\b|\bmemory exhausted\b'   # FPE: 24 bytes, glued by bash
+               r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
+               r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
+               r'|\bstack fault\b|\bpower failure\b|\bno such job\b|\bdumped core\b|\bcode=(?:killed|dumped)\b)'
+               r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')   # every match starts with a literal of the class
+_CRASH_REST = (r'(?i::[ \t]*not found[ \t\r]*$)'                                                    # a shell's `sh: 1: foo: not found`
+               r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()')   # a job's end, as bash reports it
+_CRASH = _CRASH_HEAD + '|' + _CRASH_REST
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'     # not tar's `W: 501760 (490KiB)` progress (break test 13 F10)
 _APT_E = r'^E: '
@@ -231,7 +253,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',
                  'trace/breakpoint trap', 'terminated', 'hangup', 'alarm clock', 'user defined signal', 'profiling timer expired',
                  'virtual timer expired', 'stack fault', 'power failure', 'not found', 'no such job', 'dumped core', 'code=killed',
-                 'code=dumped'), _CRASH, (OUTPUT,)),
+                 'code=dumped'), AtLiterals(_CRASH_HEAD, _CRASH_REST, ('not found', 'terminated', 'hangup')), (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`
@@ -247,7 +269,8 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('failure', None, _DIAGNOSTIC, (PROSE,)),         # a program's report quoted in prose (break test 13 row F1)
     ('failure', ('error', 'exception', 'err!', 'panicked', 'terminate called', 'died at', *(n.lower() for n in _SIGNAL_NAMES)), _REPORT_LINE, (OUTPUT, PROSE)),   # a report line as programs print it
 ]
-_BY_PROFILE = {p: [(cls, lits, re.compile(pat) if isinstance(pat, str) else pat) for cls, lits, pat, profiles in _CLASSES if p in profiles]
+_BY_PROFILE = {p: [(cls, lits, re.compile(pat) if isinstance(pat, str) else pat.bind(lits) if isinstance(pat, AtLiterals) else pat)
+                     for cls, lits, pat, profiles in _CLASSES if p in profiles]
                for p in (OUTPUT, PROSE, SOURCE)}
 _LITERALS = tuple(dict.fromkeys(l for _, lits, _, _ in _CLASSES for l in lits or ()))   # the catalogs' phrases (lits None) apart
 
