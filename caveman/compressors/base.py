@@ -364,9 +364,9 @@ def value_order(lit: str):
 MEMO_LITERAL_CHARS, MEMO_ENTRIES = 64, 1024
 
 class SummaryMemo:
-    "Facts about the literals (`_order`, `_enum_ok`, `_print_ok`) and field names (`_name_facts`) met in one payload's elided runs; bounded, made per call."
-    __slots__ = ('order', 'enum', 'text', 'names')
-    def __init__(self): self.order, self.enum, self.text, self.names = {}, {}, {}, {}
+    "Facts about the literals (`_order`, `_enum_ok`, `_print_ok`) and field names (`_name_facts`) met in one payload's elided runs, and the summaries of its short runs (`runs`: (budget, *units) -> summary); bounded, made per call."
+    __slots__ = ('order', 'enum', 'text', 'names', 'runs')
+    def __init__(self): self.order, self.enum, self.text, self.names, self.runs = {}, {}, {}, {}, {}
 
 _NONE = object()
 
@@ -508,7 +508,14 @@ from collections.abc import Iterable
 
 def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: int, memo: SummaryMemo | None = None) -> str:
     "Invariant summary (str in the issue-10 grammar, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of an elided run given each unit's `(name, literal)` fields, every one of them counted (reference §3.2); `memo`: the payload's `SummaryMemo`, when the caller keeps one. A list of at most `FEW_UNITS` units is read a column at a time (`_summarize_few`, the same answer)."
-    if type(units) is list and len(units) <= FEW_UNITS: return _summarize_few(units, elided_bytes, memo)
+    if type(units) is list and len(units) <= FEW_UNITS:
+        if memo is None: return _summarize_few(units, elided_bytes, memo)
+        key = (summary_budget(elided_bytes), *map(tuple, units))  # the summary depends on the units and the budget alone
+        if (got := memo.runs.get(key)) is None:
+            got = _summarize_few(units, elided_bytes, memo)
+            if len(memo.runs) >= MEMO_ENTRIES: memo.runs.clear()
+            memo.runs[key] = got
+        return got
     fields, skipped, n = {}, set(), 0
     for unit in units:
         if not unit: return ''
