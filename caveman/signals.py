@@ -164,7 +164,7 @@ class _Diagnostic:
         "A failure label (`error:`, `fatal:`) or an exception's name, and the output profile's crash reports (English and the catalogs'), as `(literals, pattern)`."
         label = re.compile(r'(?i:(?<![\w./@-])(?:errors?|fatal|failed|failures?|panic|exceptions?)[ \t]*:)|' + _CAMEL)
         return [(('error', 'fatal', 'fail', 'panic', 'exception'), label)] + [
-            (lits, rx) for cls, lits, rx in _BY_PROFILE[OUTPUT] if rx is _REPORTS or (lits and getattr(rx, 'pattern', None) == _CRASH)]
+            (lits, rx) for cls, lits, rx in _BY_PROFILE[OUTPUT] if rx is _REPORTS or rx is _CRASH_CLASS]
     def literals(self) -> list[str]:
         return list(dict.fromkeys(l for lits, rx in self._classes for l in (lits or rx.literals())))
     def search(self, line: str, low: str | None = None) -> bool:
@@ -196,6 +196,7 @@ _CRASH_HEAD = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dump
 _CRASH_REST = (r'(?i::[ \t]*not found[ \t\r]*$)'                                                    # a shell's `sh: 1: foo: not found`
                r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()')   # a job's end, as bash reports it
 _CRASH = _CRASH_HEAD + '|' + _CRASH_REST
+_CRASH_CLASS = AtLiterals(_CRASH_HEAD, _CRASH_REST, ('not found', 'terminated', 'hangup'))   # its literals: the class's (`_CLASSES`)
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
 _LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'     # not tar's `W: 501760 (490KiB)` progress (break test 13 F10)
 _APT_E = r'^E: '
@@ -253,7 +254,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',
                  'trace/breakpoint trap', 'terminated', 'hangup', 'alarm clock', 'user defined signal', 'profiling timer expired',
                  'virtual timer expired', 'stack fault', 'power failure', 'not found', 'no such job', 'dumped core', 'code=killed',
-                 'code=dumped'), AtLiterals(_CRASH_HEAD, _CRASH_REST, ('not found', 'terminated', 'hangup')), (OUTPUT,)),
+                 'code=dumped'), _CRASH_CLASS, (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`
