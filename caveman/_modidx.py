@@ -276,6 +276,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                   'caveman/compressors/base.py'),
                                           'caveman.compressors.base._render': ( 'compressors_base.html#_render',
                                                                                 'caveman/compressors/base.py'),
+                                          'caveman.compressors.base._run_key': ( 'compressors_base.html#_run_key',
+                                                                                 'caveman/compressors/base.py'),
                                           'caveman.compressors.base._summarize_few': ( 'compressors_base.html#_summarize_few',
                                                                                        'caveman/compressors/base.py'),
                                           'caveman.compressors.base._text_ok': ( 'compressors_base.html#_text_ok',

@@ -361,14 +361,19 @@ def value_order(lit: str):
     return None
 
 # %% ../../nbs/10_compressors_base.ipynb #a1282d0f
+import hashlib, marshal
 MEMO_LITERAL_CHARS, MEMO_ENTRIES = 64, 1024
 
 class SummaryMemo:
-    "Facts about the literals (`_order`, `_enum_ok`, `_print_ok`) and field names (`_name_facts`) met in one payload's elided runs, and the summaries of its short runs (`runs`: (budget, *units) -> summary); bounded, made per call."
+    "Facts about the literals (`_order`, `_enum_ok`, `_print_ok`) and field names (`_name_facts`) met in one payload's elided runs, and the summaries of its short runs (`runs`: `_run_key` -> summary); bounded, made per call."
     __slots__ = ('order', 'enum', 'text', 'names', 'runs')
     def __init__(self): self.order, self.enum, self.text, self.names, self.runs = {}, {}, {}, {}, {}
 
 _NONE = object()
+
+def _run_key(units: list, elided_bytes: int) -> tuple[int, bytes]:
+    "A short run's key in `SummaryMemo.runs`: its summary budget (bytes) and a 16-byte BLAKE2b digest of its units' `marshal` bytes (version 2: no back-references, so equal units give equal bytes). Raises ValueError for a unit `marshal` cannot write."
+    return summary_budget(elided_bytes), hashlib.blake2b(marshal.dumps(units, 2), digest_size=16).digest()
 
 def _remember(d: dict, v: str, f):
     "Store `d[v] = f` for a short literal `v`, emptying `d` first when it is full (the values met again soon come back); returns `f`."
@@ -510,7 +515,8 @@ def summarize_elided(units: Iterable[Sequence[tuple[str, str]]], elided_bytes: i
     "Invariant summary (str in the issue-10 grammar, <= `summary_budget(elided_bytes)` UTF-8 bytes, '' if none) of an elided run given each unit's `(name, literal)` fields, every one of them counted (reference §3.2); `memo`: the payload's `SummaryMemo`, when the caller keeps one. A list of at most `FEW_UNITS` units is read a column at a time (`_summarize_few`, the same answer)."
     if type(units) is list and len(units) <= FEW_UNITS:
         if memo is None: return _summarize_few(units, elided_bytes, memo)
-        key = (summary_budget(elided_bytes), *map(tuple, units))  # the summary depends on the units and the budget alone
+        try: key = _run_key(units, elided_bytes)                 # the summary depends on the units and the budget alone
+        except ValueError: return _summarize_few(units, elided_bytes, memo)   # a value `marshal` cannot write: no key
         if (got := memo.runs.get(key)) is None:
             got = _summarize_few(units, elided_bytes, memo)
             if len(memo.runs) >= MEMO_ENTRIES: memo.runs.clear()
