@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['OUTPUT', 'PROSE', 'SOURCE', 'PROFILES', 'SPAN_CHARS', 'FIRST_LINES_CHARS', 'STATUS_COLUMNS', 'SIGNAL_REPEATS',
            'profile_of', 'LiteralSearch', 'AtLiterals', 'fold', 'line_signal', 'profile_literals', 'lowered',
-           'signal_flags', 'signal_flags_words', 'signal_flags_each', 'span_signal_lines', 'holds_signal',
+           'signal_flags', 'signal_flags_words', 'FlagWords', 'signal_flags_each', 'span_signal_lines', 'holds_signal',
            'diff_signal_flags', 'member_signal', 'first_signal_lines', 'json_signal', 'table_signal_flags',
            'forced_signals']
 
@@ -415,6 +415,26 @@ def signal_flags_words(lines: Sequence[str], profile: str, words: Sequence[str])
     flags, frame_lines, hits = _scan(lines, profile, True, tuple(words))
     if any(flags): _frames(lines, flags, frame_lines)
     return flags, hits
+
+# %% ../nbs/05_signals.ipynb #29b9e0ba
+class FlagWords:
+    "A compressor's flag words (upper-case ASCII str): `pattern` finds one as a whole ASCII word in any ASCII case (`\\b(?:W|…)\\b`, re.I|re.A); `literals`, lower-case, find every line it can match."
+    def __init__(self, *words: str):
+        self.words = words
+        self.pattern = re.compile(r'\b(?:' + '|'.join(words) + r')\b', re.I | re.A)
+        self.literals = tuple(w.lower() for w in words if not any(v != w and v in w for v in words))   # FAILED holds FAIL
+
+    def search(self, line: str) -> bool:
+        "True when `line` (str) holds one of the words."
+        return self.pattern.search(line) is not None
+
+    def flags(self, lines: Sequence[str], profile: str) -> tuple[list[str | None], bytearray]:
+        "`(signal_flags(lines, profile), a byte a line: 1 where the line holds one of the words)`, the words found in the signals' pass and the pattern tried only on those lines."
+        signals, maybe = signal_flags_words(lines, profile, self.literals)
+        hit, search = bytearray(len(lines)), self.pattern.search
+        for i in maybe:
+            if search(lines[i]) is not None: hit[i] = 1
+        return signals, hit
 
 # %% ../nbs/05_signals.ipynb #dc1f19d7
 def signal_flags_each(groups: Sequence[Sequence[str]], profile: str = OUTPUT) -> list[list[str | None]]:

@@ -58,8 +58,10 @@ def test_compressor_peak_memory_is_a_small_multiple_of_the_payload():
     assert peak < 5 * len(body), peak / len(body)
 
 
-def test_flagged_lines_on_non_ascii_blocks():
-    "Blocks with non-ASCII text are lowered as UTF-8 bytes (ASCII lowering, as the pattern folds case): the same lines as `flagged` line by line."
+def test_flag_words_found_beside_the_signals_on_non_ascii_lines():
+    "The flag words found in the signals' pass (`signals.FlagWords`, lines folded and lowered) flag the same lines as `flagged` line by line, on lines with ſ, the Kelvin sign, İ and a lone surrogate."
+    from caveman.signals import OUTPUT
     lines = build('search', 100_000).decode().split('\n')
     lines = [l + (' ſecret \u212aey İ é' if i % 3 == 0 else '') for i, l in enumerate(lines)] + ['Token é', 'x\ud800 KEY']
-    assert search.flagged_lines(lines) == [search.flagged(l) for l in lines]
+    got = search._FLAGGED.flags(lines, OUTPUT)[1]
+    assert [bool(b) for b in got] == [search.flagged(l) for l in lines] and any(got)

@@ -15,22 +15,22 @@ from collections.abc import Sequence
 from .base import (Compressor, CONTRACT_MIN_ELIDED, contract_line, crlf_majority, elide_runs,
                                       keep_non_redundant_or_fallback, query_fill, row_fields, summary_string, SummaryMemo)
 from ..detect import fixed_blocks, text_fixed_blocks, text_block_spans, utf8_text, FixedTable, path_lines
-from ..signals import OUTPUT, forced_signals, signal_flags
+from ..signals import OUTPUT, FlagWords, forced_signals, signal_flags
 
 # %% ../../nbs/23_compressors_listing.ipynb #c19b2324
 import re
 from decimal import Decimal
 
 FLAG_WORDS = ('ERROR', 'FAIL', 'FAILED', 'FATAL', 'PANIC', 'EXCEPTION', 'WARNING', 'SECURITY', 'DENIED', 'REJECTED', 'DEFUNCT')
-_FLAGGED = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
+_FLAGGED = FlagWords(*FLAG_WORDS)
 _DECIMAL = re.compile(r'[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?')
 HEAD, TAIL, QUERY_LIMIT, NUMERIC_SHARE = 3, 2, 24, 0.7
 
-def record_keep(cells: Sequence[Sequence[str]], texts: Sequence[str], query: str = '', signals: Sequence | None = None) -> list[bool]:
-    "Keep flags for the records of one table (`cells` per record, `texts` the record lines): head, tail, flagged, signal rows (`caveman.signals`, `signals` per record when given, first copies), numeric extremes per column, query matches, then the redundancy guard."
+def record_keep(cells: Sequence[Sequence[str]], texts: Sequence[str], query: str = '', found: tuple | None = None) -> list[bool]:
+    "Keep flags for the records of one table (`cells` per record, `texts` the record lines): head, tail, flagged, signal rows (`caveman.signals`, first copies), numeric extremes per column, query matches, then the redundancy guard. `found`: the records' `_FLAGGED.flags(texts, OUTPUT)` (signals, flag-word bytes), when already read."
     n = len(cells)
-    signals = signal_flags(list(texts), OUTPUT) if signals is None else signals
-    keep = [_FLAGGED.search(t) is not None or f for t, f in zip(texts, forced_signals(list(texts), signals))]
+    signals, worded = _FLAGGED.flags(list(texts), OUTPUT) if found is None else found
+    keep = [True if w else f for w, f in zip(worded, forced_signals(list(texts), signals))]
     for i in [*range(min(HEAD, n)), *range(max(0, n - TAIL), n)]: keep[i] = True
     for col in range(len(cells[0]) if cells else 0):
         vals = [(Decimal(c), i) for i, r in enumerate(cells) if _DECIMAL.fullmatch(c := r[col])]
@@ -116,10 +116,10 @@ def _ls_file(m) -> bool:
     if m['mode'][0] == 'l' and ' -> ' in name: name = name.split(' -> ', 1)[0]
     return name.strip() not in ('.', '..')
 
-def ls_record_keep(recs: Sequence[str], query: str = '', signals: Sequence | None = None, matches: Sequence | None = None) -> list[bool]:
-    "Keep flags for the `ls -l` records `recs` (str lines) of one block of a recursive listing: the first `LS_HEAD` and last `LS_TAIL` entries that are neither `.`, `..` nor a directory, flagged and signal rows (first copies), query matches. `matches`: the records' `ls_row` matches, when already made."
-    signals = signal_flags(list(recs), OUTPUT) if signals is None else signals
-    keep = [_FLAGGED.search(t) is not None or f for t, f in zip(recs, forced_signals(list(recs), signals))]
+def ls_record_keep(recs: Sequence[str], query: str = '', found: tuple | None = None, matches: Sequence | None = None) -> list[bool]:
+    "Keep flags for the `ls -l` records `recs` (str lines) of one block of a recursive listing: the first `LS_HEAD` and last `LS_TAIL` entries that are neither `.`, `..` nor a directory, flagged and signal rows (first copies), query matches. `found`: the records' `_FLAGGED.flags(recs, OUTPUT)`, and `matches`: their `ls_row` matches, when already made."
+    signals, worded = _FLAGGED.flags(list(recs), OUTPUT) if found is None else found
+    keep = [True if w else f for w, f in zip(worded, forced_signals(list(recs), signals))]
     files = [i for i, m in enumerate(map(ls_row, recs) if matches is None else matches) if _ls_file(m)]
     for i in [*files[:LS_HEAD], *files[max(0, len(files) - LS_TAIL):]]: keep[i] = True
     if query: keep = query_fill(list(recs), keep, query, QUERY_LIMIT)
@@ -162,8 +162,9 @@ def compress_fixed(body: bytes, query: str = '') -> bytes | None:
         by_ls = ls and recursive
         if t is None or len(t.records) < (MIN_LS_RECORDS if by_ls else MIN_RECORDS): out += block; continue
         recs = [block[i].rstrip('\r') for i in t.records]
-        flags = signal_flags(recs, OUTPUT)
-        rk = ls_record_keep(recs, query, flags, ms) if by_ls else record_keep([t.cells(r) for r in recs], recs, query, flags)
+        found = _FLAGGED.flags(recs, OUTPUT)                   # signals and flag words, in one pass
+        flags = found[0]
+        rk = ls_record_keep(recs, query, found, ms) if by_ls else record_keep([t.cells(r) for r in recs], recs, query, found)
         keep, sig = [True] * len(block), [None] * len(block)
         for i, k, f in zip(t.records, rk, flags): keep[i], sig[i] = k, f
         if ls: got = {block[i]: m for i, m in zip(t.records, ms)}; fields = lambda l: ls_fields(l, got.get(l))

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['Hit', 'MIN_LINES', 'HEAD', 'TAIL', 'QUERY_LIMIT', 'FLAG_WORDS', 'COMPRESSOR', 'Scan', 'scan_hits', 'parse_hits',
-           'flat_line', 'group_hits', 'group_speller', 'flagged', 'flagged_lines', 'compress_search']
+           'flat_line', 'group_hits', 'group_speller', 'flagged', 'compress_search']
 
 # %% ../../nbs/17_compressors_search.ipynb #c45d7129
 import re
@@ -156,42 +156,16 @@ def group_speller(rows: Scan, src: Sequence[int], grouped: Sequence[int]):
 
 # %% ../../nbs/17_compressors_search.ipynb #81dbc5d0
 from .base import Compressor, crlf_majority, elide_runs, keep_non_redundant, query_fill
+from ..signals import OUTPUT, FlagWords
 
 MIN_LINES, HEAD, TAIL, QUERY_LIMIT = 18, 8, 4, 24
 FLAG_WORDS = ('ERROR', 'FAIL', 'FAILED', 'PANIC', 'ACTION', 'FOLLOWUP', 'SECURITY', 'SECRET', 'TOKEN', 'PASSWORD', 'KEY')
-_FLAGGED = re.compile(r'\b(?:' + '|'.join(FLAG_WORDS) + r')\b', re.I | re.A)
+_FLAGGED = FlagWords(*FLAG_WORDS)
 from .base import is_caveman_view      # a view is declined; a text that mentions a marker is not (issue 10)
 
 def flagged(line: str) -> bool:
     "True when a search hit holds one of the flag words (ERROR, FAILED, SECRET, KEY, … any case; reference §3.10)."
-    return _FLAGGED.search(line) is not None
-
-# %% ../../nbs/17_compressors_search.ipynb #bce412ec
-_FLAG_LITERALS = tuple(w.lower() for w in FLAG_WORDS if not any(v != w and v in w for v in FLAG_WORDS))   # FAILED holds FAIL
-_FLAG_BYTES = tuple(w.encode() for w in _FLAG_LITERALS)
-_BLOCK = 2048
-
-def flagged_lines(lines: Sequence[str]) -> list[bool]:
-    "`[flagged(l) for l in lines]`, the pattern tried only on the lines whose ASCII-lowered text holds a lowered flag word."
-    out = [False] * len(lines)
-    for b in range(0, len(lines), _BLOCK):
-        text = '\n'.join(lines[b:b + _BLOCK])
-        if text.isascii(): low, lits, nl = text.lower(), _FLAG_LITERALS, '\n'   # ASCII: `str.lower` is ASCII lowering
-        else: low, lits, nl = text.encode('utf-8', 'surrogatepass').lower(), _FLAG_BYTES, b'\n'
-        del text
-        hits = []
-        for lit in lits:
-            i = low.find(lit)
-            while i >= 0:
-                hits.append(i)
-                i = low.find(nl, i)                                 # one hit a line is enough: on from its end
-                i = low.find(lit, i) if i >= 0 else -1
-        hits.sort()
-        k, prev = b, 0
-        for i in hits:
-            k += low.count(nl, prev, i); prev = i
-            if not out[k]: out[k] = flagged(lines[k])
-    return out
+    return _FLAGGED.search(line)
 
 # %% ../../nbs/17_compressors_search.ipynb #ac72c660
 from ..lines import decoded_lines
@@ -209,7 +183,7 @@ class _Lazy(Sequence):
 
 # %% ../../nbs/17_compressors_search.ipynb #ae8f65ce
 import io
-from ..signals import OUTPUT, signal_flags, forced_signals
+from ..signals import forced_signals
 
 _SEGMENT = 4096
 
@@ -220,8 +194,8 @@ def _view(lines: list[str], query: str, crlf: bool) -> io.BytesIO | None:
     n = len(rows)
     if n < MIN_LINES: return None
     flat = rows.lines if rows is scan else [rows.flat(i) for i in range(n)]   # grouped hits only under path lines
-    signals = signal_flags(flat, OUTPUT)
-    keep = [a or b for a, b in zip(flagged_lines(flat), forced_signals(flat, signals))]
+    signals, worded = _FLAGGED.flags(flat, OUTPUT)                              # signals and flag words, in one pass
+    keep = [True if a else b for a, b in zip(worded, forced_signals(flat, signals))]
     for i in [*range(HEAD), *range(n - TAIL, n)]: keep[i] = True
     if query: keep = query_fill(flat, keep, query, QUERY_LIMIT)
     del flat
