@@ -178,11 +178,11 @@ def floors(size: int = 1_000_000) -> list[str]:
     "What the engine pays around a compressor (its two counts, detection) and the parse each compressor cannot skip, against tiktoken's count of the same text (CPU, best of 3, this process): the floor under the engine / count ratio."
     from caveman.tokens import default_counter
     from caveman.compressors.code import parser_for, captures, brace_outermost_bodies
-    from caveman.compressors.config import _ONE_LINE_LEAST, _yaml_shape, flag_word_lines, yaml_events, yaml_layout
-    from caveman.signals import SOURCE, signal_flags
+    from caveman.compressors.config import _FLAGGED, _ONE_LINE_LEAST, _yaml_shape, yaml_events, yaml_layout
+    from caveman.signals import SOURCE
     def yaml_passes(d, t):                                    # what every YAML payload costs the config compressor before any rule
         lines = t.split('\n')
-        return yaml_layout(d, lines, _ONE_LINE_LEAST), _yaml_shape(lines), signal_flags(lines, SOURCE), flag_word_lines(d, lines)
+        return yaml_layout(d, lines, _ONE_LINE_LEAST), _yaml_shape(lines), _FLAGGED.flags(lines, SOURCE)   # signals and flag words: one pass
     from caveman.compressors.html import parse_page, pages
     from lxml.etree import iterwalk
     counter = default_counter(); counter.count('warm up')

@@ -471,8 +471,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                                                                             'caveman/compressors/config.py'),
                                             'caveman.compressors.config.document_titles': ( 'compressors_config.html#document_titles',
                                                                                             'caveman/compressors/config.py'),
-                                            'caveman.compressors.config.flag_word_lines': ( 'compressors_config.html#flag_word_lines',
-                                                                                            'caveman/compressors/config.py'),
                                             'caveman.compressors.config.indentation': ( 'compressors_config.html#indentation',
                                                                                         'caveman/compressors/config.py'),
                                             'caveman.compressors.config.ini_groups': ( 'compressors_config.html#ini_groups',

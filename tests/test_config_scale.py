@@ -177,15 +177,19 @@ def test_the_view_drafts_few_entries(monkeypatch):
 
 
 def test_flag_words_found_in_the_signal_pass(monkeypatch):
-    "The flag words are found in the signals' one Aho–Corasick pass (`signals.signal_flags_words`): no `find` a flag word over the payload (`flag_word_lines`, ~0.1x the count on a megabyte), and the signals still read the lines once."
+    "The flag words are found in the signals' one Aho–Corasick pass (`signals.FlagWords.flags`): the lines are read once, for the signals and the words together, and the word pattern is tried only on the lines that hold a word's literal."
     import caveman.compressors.config as C, caveman.signals as S
-    scans, words = [], []
-    scan, word_lines = S._scan, C.flag_word_lines
-    monkeypatch.setattr(S, '_scan', lambda *a, **k: scans.append(len(a[0])) or scan(*a, **k))
-    monkeypatch.setattr(C, 'flag_word_lines', lambda *a, **k: words.append(1) or word_lines(*a, **k))
+    scans, tried = [], []
+    scan, pattern = S._scan, C._FLAGGED.pattern
+    class Counted:                                                   # the flag-word pattern, counting the lines it is tried on
+        def search(self, line): tried.append(line); return pattern.search(line)
+    monkeypatch.setattr(S, '_scan', lambda *a, **k: scans.append((len(a[0]), a[3] if len(a) > 3 else k.get('words'))) or scan(*a, **k))
+    monkeypatch.setattr(C._FLAGGED, 'pattern', Counted())
     body = build('yaml', 150_000)
     assert C.compress_config(body) is not None
-    assert words == [] and len(scans) == 1
+    lines = body.decode().split('\n')
+    assert len(scans) == 1 and scans[0][1] == C._FLAGGED.literals, scans
+    assert 0 < len(tried) < len(lines) // 20, (len(tried), len(lines))
 
 
 def test_repeats_read_intact_entries_from_a_byte_a_line(monkeypatch):
