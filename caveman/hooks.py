@@ -74,13 +74,13 @@ def keeps_lines(view: str, original: str) -> bool:
     return True
 
 # %% ../nbs/63_hooks.ipynb #49109180
-def _cut_original(text: str, room: int, records: bytes | None = None, records_note: str = '') -> str | None:
+def _cut_original(text: str, room: int, records: bytes | None = None, records_note: str = '', profile: str = 'output') -> str | None:
     "The original `text` (characters) cut to about `room` characters by its lines (`fit_view`), or None when it fits in `room` (nothing to hide); with `records` (the original's bytes with each NUL-separated record as a line, `engine.nul_records`), those records are cut instead and `records_note` follows."
     if len(text) <= room: return None
     nl = lambda v: v + ('' if v.endswith('\n') else '\n')
-    if records is None: return fit_view(nl(text), room)
+    if records is None: return fit_view(nl(text), room, profile)
     tail = records_note + '\n'
-    return fit_view(nl(records.decode('utf-8', 'surrogatepass')), room - len(tail)) + tail
+    return fit_view(nl(records.decode('utf-8', 'surrogatepass')), room - len(tail), profile) + tail
 
 # %% ../nbs/63_hooks.ipynb #4bc81b59
 def _open_hook_store():
@@ -96,7 +96,7 @@ def _keep_original(store, data: bytes, content_type: str) -> str:
     except Exception as e: raise HookError(f'cannot keep the original in the recovery store: {e}') from None
 
 # %% ../nbs/63_hooks.ipynb #b4053598
-def _lossy_view(text: str, data: bytes, r, handle: str, policy: Policy, note: str, persisted: bool, ok) -> str | None:
+def _lossy_view(text: str, data: bytes, r, handle: str, policy: Policy, note: str, persisted: bool, ok, profile: str = 'output') -> str | None:
     "The lossy view of `text` (characters; `data` its UTF-8 bytes; `r` the engine's `Result`, `handle` the original's recovery handle): the engine's view when it passes `ok` and fits, else `_cut_original`, then `handle_line`; at most `max(policy.max_chars, MIN_MAX_CHARS)` characters (`persisted`: `PERSISTED_VIEW_CHARS` plus the handle line); None when it would save under `MIN_LOSSY_SAVING` of a text that fits the cut."
     from caveman.engine import as_text, nul_records, NUL_RECORDS_NOTE
     tail = handle_line(handle, note, len(text)) + '\n'
@@ -105,7 +105,7 @@ def _lossy_view(text: str, data: bytes, r, handle: str, policy: Policy, note: st
     nl = lambda v: v + ('' if v.endswith('\n') else '\n')
     transformed = not r.passed_through and r.output != data
     view = _without_vacuous_contract(nl(as_text(r.output))) if transformed else None
-    if not ok(view) or len(view) > room: view = _cut_original(text, room, nul_records(data), NUL_RECORDS_NOTE)
+    if not ok(view) or len(view) > room: view = _cut_original(text, room, nul_records(data), NUL_RECORDS_NOTE, profile)
     if view is None or (len(text) <= room + len(tail) and len(view) + len(tail) > (1 - MIN_LOSSY_SAVING) * len(text)): return None
     return view + tail
 
@@ -116,6 +116,7 @@ def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', no
     data = text.encode('utf-8', 'surrogatepass')
     if len(data) < policy.min_bytes: return None
     from caveman.engine import Engine, RecoveryStoreError, as_text
+    from caveman.signals import OUTPUT, profile_of
     lossy_ok = recovery and not policy.lossless_only
     ok = lambda v: v is not None and (not lines or keeps_lines(v, text))
     store = _open_hook_store() if lossy_ok else None
@@ -129,7 +130,8 @@ def compress_text(text: str, recovery: bool, policy: Policy, query: str = '', no
             handle = _keep_original(store, data, r.content_type)   # no smaller view, but the host would show only its 2 KB preview
     finally:
         if store is not None: store.close()
-    if lossy_ok and handle and (view := _lossy_view(text, data, r, handle, policy, note, persisted, ok)) is not None: return view
+    profile = profile_of(r.content_type) if lines else OUTPUT       # a file's lines by its content's profile: code names errors it handles
+    if lossy_ok and handle and (view := _lossy_view(text, data, r, handle, policy, note, persisted, ok, profile)) is not None: return view
     v = lossless_view(text)
     if v is None and not transformed and misses is not None: misses.append(f'{r.content_type}, {len(data):,} bytes')
     return v if ok(v) else None
@@ -147,14 +149,15 @@ _GAP = 100                     # characters set aside for each marker line
 # %% ../nbs/63_hooks.ipynb #a3303c7f
 _LABEL = re.compile(r'(?i:(?<![\w.-])(?:error|fatal|failed|failure|panic)s?)[ \t]*:|^[ \t]*[A-Z][\w.]*(?:Error|Exception)(?::|[ \t\r]*$)')
 _LABEL_WORD = re.compile(r'(?<![\w.-])([^\W\d_]+)[ \t\u00a0]*[:：]')      # a word (letters) before a colon
+_FAILURE_WORD = re.compile(r'(?i)error|fail|fatal|panic|exception|traceback')   # a failure line flagged by a word, not by its form
 
-def _signal_and_loud_flags(lines: list[str]) -> tuple[list, list]:
-    "`(signal flags, loud flags)` per line (no newline): each line's signal class (`caveman.signals`, output profile), and the same with None for a `failure` line that merely names the word (see above)."
+def _signal_and_loud_flags(lines: list[str], profile: str = 'output') -> tuple[list, list]:
+    "`(signal flags, loud flags)` per line (no newline): each line's signal class (`caveman.signals`, `profile`: the output profile unless the lines are a file's), and the same with None for a `failure` line that merely names the word (see above)."
     from caveman.signals import signal_flags, line_signal, OUTPUT, PROSE
-    flags = signal_flags(lines, OUTPUT)
+    flags = signal_flags(lines, profile)
     out = list(flags)
     for i, f in enumerate(out):
-        if f != 'failure' or _LABEL.search(l := lines[i]) or line_signal(l, PROSE): continue
+        if f != 'failure' or _LABEL.search(l := lines[i]) or not _FAILURE_WORD.search(l) or line_signal(l, PROSE): continue
         if not any(w in (w.lower(), w.upper(), w.capitalize()) and line_signal(w, OUTPUT) == 'failure' for w in _LABEL_WORD.findall(l)):
             out[i] = None
     return flags, out
@@ -166,9 +169,9 @@ def _loud_flags(lines: list[str]) -> list:
 # %% ../nbs/63_hooks.ipynb #2b4c0d95
 from bisect import bisect_left
 
-def _fit_lines(lines: list[str], limit: int) -> str | None:
+def _fit_lines(lines: list[str], limit: int, profile: str = 'output') -> str | None:
     "Lines (each with its newline) cut to at most `limit` characters: failure and other signal lines (`_loud_flags`, at most half), first lines (two thirds of the rest), last lines, then more signal lines while they fit; each gap one `_gap_line` that counts the signal lines it hides; None when whole lines would fill under half of `limit` (a few long lines)."
-    sig, flags = _signal_and_loud_flags([l.rstrip('\r\n') for l in lines])
+    sig, flags = _signal_and_loud_flags([l.rstrip('\r\n') for l in lines], profile)
     sig = [i for i, f in enumerate(sig) if f]                            # every signal line: the gaps count those they hide
     loud = [i for i, f in enumerate(flags) if f]
     keep, used = set(), 0
@@ -206,7 +209,7 @@ def _fit_lines(lines: list[str], limit: int) -> str | None:
 # %% ../nbs/63_hooks.ipynb #f1fdc9cc
 _BREAK = re.compile(r'[, ]')
 
-def _fit_characters(view: str, budget: int) -> str:
+def _fit_characters(view: str, budget: int, profile: str = 'output') -> str:
     "The first two thirds and last third of `budget` characters of `view`, cut just after a `,` or space within 200 characters where there is one, around a `_gap_line` of characters."
     a = budget * 2 // 3
     m = [x.end() for x in _BREAK.finditer(view, max(0, a - 200), a)]
@@ -214,24 +217,24 @@ def _fit_characters(view: str, budget: int) -> str:
     b = len(view) - (budget - a)
     m = _BREAK.search(view, b, min(len(view), b + 200))
     b = m.end() if m else b
-    return view[:a] + '\n' + _gap_line(b - a, 'characters', *_gap_signals(view, a, b)) + view[b:]
+    return view[:a] + '\n' + _gap_line(b - a, 'characters', *_gap_signals(view, a, b, profile)) + view[b:]
 
-def _gap_signals(view: str, a: int, b: int) -> tuple[int, str]:
-    "`(the number of signal lines of `view` that characters a..b reach into, the first one)`: each line read by the output profile's `signal_flags`, as `_fit_lines` counts its gaps."
+def _gap_signals(view: str, a: int, b: int, profile: str = 'output') -> tuple[int, str]:
+    "`(the number of signal lines of `view` that characters a..b reach into, the first one)`: each line read by `profile`'s `signal_flags`, as `_fit_lines` counts its gaps."
     s = a + 1 if view[a:a + 1] == '\n' else view.rfind('\n', 0, a) + 1     # a line shown whole but its line end is not hidden
     e = view.find('\n', max(a, b - 1))                                      # the line of the gap's last character
     lines = view[s:e if e >= 0 else len(view)].split('\n')
-    from caveman.signals import signal_flags, OUTPUT
-    hits = [l for l, f in zip(lines, signal_flags([l.rstrip('\r') for l in lines], OUTPUT)) if f]
+    from caveman.signals import signal_flags
+    hits = [l for l, f in zip(lines, signal_flags([l.rstrip('\r') for l in lines], profile)) if f]
     return len(hits), hits[0] if hits else ''
 
 # %% ../nbs/63_hooks.ipynb #a85c3e70
-def fit_view(view: str, limit: int) -> str:
-    "`view` (characters) if it fits in `limit`, else cut to at most `limit` characters: its signal and failure lines, head and tail lines, each gap one `… N lines of the original elided (caveman) …` line (`_fit_lines`); by characters (`_fit_characters`) when whole lines would fill under half of `limit`."
+def fit_view(view: str, limit: int, profile: str = 'output') -> str:
+    "`view` (characters) if it fits in `limit`, else cut to at most `limit` characters: its signal and failure lines (`caveman.signals`, `profile`: a command's output is read by the output profile, a file by its content type's), head and tail lines, each gap one `… N lines of the original elided (caveman) …` line (`_fit_lines`); by characters (`_fit_characters`) when whole lines would fill under half of `limit`."
     if len(view) <= limit: return view
-    if (cut := _fit_lines([l for l in re.split(r'(?<=\n)', view) if l], limit)) is not None: return cut
+    if (cut := _fit_lines([l for l in re.split(r'(?<=\n)', view) if l], limit, profile)) is not None: return cut
     budget = max(0, limit - _GAP)
-    while len(cut := _fit_characters(view, budget)) > limit and budget:   # a marker that counts signals is longer than `_GAP`
+    while len(cut := _fit_characters(view, budget, profile)) > limit and budget:   # a marker that counts signals is longer than `_GAP`
         budget = max(0, budget - (len(cut) - limit))
     return cut
 

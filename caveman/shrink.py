@@ -277,8 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         if (out := getattr(sys.stdout, 'buffer', None)) is None: sys.stdout.write(text); return 0
         return write_reply(0, text.encode(), b'', out, sys.stderr.buffer)
     if argv[:1] and argv[0] in VERSION_ARGS: return say(version_line('caveman-shrink').decode())
-    if argv and argv[0] not in _VERBS and (argv[0] == '-' or (not argv[0].startswith('-') and os.path.exists(argv[0]))):
-        argv = ['shrink'] + argv                            # `caveman-shrink FILE` is `caveman-shrink shrink FILE`
+    if argv and argv[0] not in _VERBS and (argv[0] == '-' or (not argv[0].startswith('-') and (os.path.exists(argv[0]) or '.' in argv[0] or '/' in argv[0]))):
+        argv = ['shrink'] + argv                            # `caveman-shrink FILE` is `caveman-shrink shrink FILE`, one that is missing too
     parser = _parser()
     if any(a in ('-h', '--help') for a in argv[:argv.index('--') if '--' in argv else len(argv)]):
         return say(parser.format_help())                    # as argparse would, but a help that cannot be written is an error

@@ -192,13 +192,14 @@ _CRASH_HEAD = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dump
                r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
                r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
                r'|\bstack fault\b|\bpower failure\b|\bno such job\b|\bdumped core\b|\bcode=(?:killed|dumped)\b)'
-               r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')   # every match starts with a literal of the class
+               r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')   # every match starts with a literal of the class
 _CRASH_REST = (r'(?i::[ \t]*not found[ \t\r]*$)'                                                    # a shell's `sh: 1: foo: not found`
                r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()')   # a job's end, as bash reports it
 _CRASH = _CRASH_HEAD + '|' + _CRASH_REST
 _CRASH_CLASS = AtLiterals(_CRASH_HEAD, _CRASH_REST, ('not found', 'terminated', 'hangup'))   # its literals: the class's (`_CLASSES`)
 _WARNING = r'(?<![\w.])[A-Z][A-Za-z0-9]*Warning(?=:)|(?i:(?<![\w./@-])warning(?=:)|\b[0-9]+ warnings? (?:emitted|generated)\b)'
-_LOUD_WARN = r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'     # not tar's `W: 501760 (490KiB)` progress (break test 13 F10)
+_LOUD_WARN = (r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'    # not tar's `W: 501760 (490KiB)` progress (break test 13 F10)
+              r'|(?i:(?<![\w-])(?:level|lvl|severity)["\']?[ \t]*[=:][ \t]*["\']?warn(?:ing)?(?![\w-]))')   # logfmt's and JSON logs' `level=warn`
 _APT_E = r'^E: '
 _REPORT_LINE = (r'^[ \t]*(?:Uncaught[ \t]+)?(?:[A-Za-z_]\w*\.)*(?:[A-Z][A-Za-z0-9]*)?(?:Error|Exception)(?:[ \t]\[[A-Z0-9_]+\])?:[ \t]'   # `TypeError: x`, `Error: Cannot find module`, Node's `RangeError [ERR_X]: `
                 r'|^[ \t]*(?:Exception in thread "[^"]*"[ \t]|thread \'[^\']*\' panicked at |Unhandled exception\.[ \t]'    # Java, Rust, .NET
@@ -214,7 +215,21 @@ _INTL_WARN = (r'(?i:(?<![\w./@-])(?:warnung|avertissement|attention|advertencia|
               r'|предупреждение|внимание|попередження|увага|ostrzeżenie|uwaga|waarschuwing|varning|varování|pozor|uyari|dikkat|avisando)[ \t\u00a0]?(?=:))'
               r'|(?:警告|경고)[ \t]?(?=:)')
 _EXIT = (r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)[^\w\n]{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
-         r'|(?i:returned non-zero|non-zero exit)')
+         r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+)')   # GNU time's `Command exited with non-zero status 2`
+_HTTP_REASONS = ((400, 'Bad Request'), (401, 'Unauthorized'), (402, 'Payment Required'), (403, 'Forbidden'), (404, 'Not Found'),
+    (405, 'Method Not Allowed'), (406, 'Not Acceptable'), (407, 'Proxy Authentication Required'), (408, 'Request Timeout'), (409, 'Conflict'),
+    (410, 'Gone'), (411, 'Length Required'), (412, 'Precondition Failed'), (413, 'Content Too Large'), (413, 'Payload Too Large'),
+    (413, 'Request Entity Too Large'), (414, 'URI Too Long'), (414, 'Request-URI Too Long'), (415, 'Unsupported Media Type'),
+    (416, 'Range Not Satisfiable'), (416, 'Requested Range Not Satisfiable'), (417, 'Expectation Failed'), (418, "I'm a teapot"),
+    (421, 'Misdirected Request'), (422, 'Unprocessable Content'), (422, 'Unprocessable Entity'), (423, 'Locked'), (424, 'Failed Dependency'),
+    (425, 'Too Early'), (426, 'Upgrade Required'), (428, 'Precondition Required'), (429, 'Too Many Requests'),
+    (431, 'Request Header Fields Too Large'), (451, 'Unavailable For Legal Reasons'), (500, 'Internal Server Error'), (501, 'Not Implemented'),
+    (502, 'Bad Gateway'), (503, 'Service Unavailable'), (504, 'Gateway Timeout'), (505, 'HTTP Version Not Supported'),
+    (506, 'Variant Also Negotiates'), (507, 'Insufficient Storage'), (508, 'Loop Detected'), (510, 'Not Extended'),
+    (511, 'Network Authentication Required'))   # RFC 9110 §15.5-15.6 and RFC 6585, with the older names servers still print
+_HTTP_REASON = r'(?<![\w.])(?:' + '|'.join(f'{c} {re.escape(p)}' for c, p in _HTTP_REASONS) + r')(?![\w-])'   # `503 Service Unavailable`, as servers write it
+_TAP_NOT_OK = r'^[ \t]*not ok\b(?![^#\n]*#[ \t]*(?i:todo)\b)'      # TAP's failed test point (`prove`, `node --test`, bats), not a TODO one
+_PYTEST_HEAD = r'^_{3,} [^ \t\r].*? _{3,}[ \t\r]*$'                  # pytest's header over one failing test's report
 _HTTP = (r'"[A-Z]+ [^"\n]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
          r'|(?i:\bstatus(?:_code|Code)?)"?[ \t]*[=:][ \t]*"?[45][0-9][0-9]\b')
 _SUMMARY = (r'\b(?:[0-9]+ (?:files? changed\b|insertions?\(\+\)|deletions?\(-\)|upgraded, [0-9]+ newly installed\b)'   # one `\b` tried per position:
@@ -243,12 +258,15 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('summary', ('changed', 'insertion', 'deletion', 'passed', 'failed', 'error', 'skipped', 'deselected', 'warning', 'package',
                  'successfully', 'upgraded', 'ran ', 'vulnerab'), _SUMMARY, (OUTPUT, PROSE, SOURCE)),
     ('failure', ('e   ',), _PYTEST_E, (OUTPUT, PROSE, SOURCE)),
+    ('http', tuple(dict.fromkeys(p.lower() for _, p in _HTTP_REASONS)), _HTTP_REASON, (OUTPUT,)),   # a status and its reason, in a log line
+    ('failure', ('not ok',), _TAP_NOT_OK, (OUTPUT,)),
+    ('failure', ('___ ',), _PYTEST_HEAD, (OUTPUT, PROSE)),
     ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
     ('crash', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
                  'no such file or directory', 'connection refused', 'connection reset', 'operation not permitted', 'no space left on device',
                  'timed out', 'timeout ', 'cannot allocate memory', 'too many open files', 'broken pipe', 'read-only file system', '[errno ',
-                 'killed', 'aborted', 'critical', 'emerg', 'err!', 'err:', 'err]', 'err ',
+                 'killed', 'aborted', 'crit', 'emerg', 'err!', 'err:', 'err]', 'err ',
                  'unable to', 'could not', "couldn't", 'cannot', "can't",
                  'bus error', 'illegal instruction', 'floating point exception', 'input/output error', 'memory exhausted',
                  'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',

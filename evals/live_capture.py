@@ -169,6 +169,11 @@ int main(void) {
 }
 '''
 
+TAP_T = '''
+use strict; use warnings; use Test::More tests => 3000;
+for my $i (1 .. 3000) { ok($i != 1777 && $i != 2412, "item $i is valid"); }
+'''
+
 JAVA_BROKEN = '''
 public class Broken {
     public static void main(String[] args) {
@@ -218,6 +223,7 @@ def live_captures(workdir: Path) -> list[tuple[str, bytes]]:
     repo = _git_repo(workdir, project)
     (workdir / 'orders.sql').write_text(SQL)
     _write(workdir / 'broken.c', C_BROKEN); _write(workdir / 'Broken.java', JAVA_BROKEN)
+    _write(workdir / 'tap' / 't' / 'items.t', TAP_T)
     pip_dir = sp / 'pip'
     out: list[tuple[str, bytes]] = []
 
@@ -265,6 +271,7 @@ def live_captures(workdir: Path) -> list[tuple[str, bytes]]:
     # a failing test run
     cmd('pytest_fail', [py, '-m', 'pytest', '-p', 'no:cacheprovider', 'tests'], cwd=project)
     cmd('pytest_fail_v', [py, '-m', 'pytest', '-v', '-p', 'no:cacheprovider', 'tests'], cwd=project)
+    cmd('prove_tap', ['prove', '-v', 't'], cwd=workdir / 'tap')                    # TAP: `not ok 1777 - item 1777 is valid`
     cmd('python_traceback', [py, '-c', 'import shopcart; shopcart.add({}, "pear")'], cwd=project)
     # tracing, manuals
     cmd('strace_f', ['strace', '-f', 'sh', '-c', 'cat /etc/hostname /nonexistent/config.toml; ls / > /dev/null'])

@@ -62,7 +62,7 @@ _CAMEL = re.compile(r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|\s*$)')
 _PYTEST_E = re.compile(r'^E {3}')
 _ERRNO = re.compile(r'= -1 E[A-Z0-9]+\b')
 _EXIT = re.compile(r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)\W{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
-                   r'|(?i:returned non-zero|non-zero exit)')
+                   r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+)')
 _HTTP = re.compile(r'"[A-Z]+ [^"]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
                    r'|(?i:\bstatus(?:_code|Code)?)"?\s*[=:]\s*"?[45][0-9][0-9]\b')
 _SUMMARY = re.compile(r'\b[0-9]+ files? changed\b|\b[0-9]+ insertions?\(\+\)|\b[0-9]+ deletions?\(-\)'
@@ -86,9 +86,21 @@ _CRASH_PHRASES = re.compile(r'(?i)\bfloating point exception|\b(?:permission den
                             r'|bad system call|trace/breakpoint trap|alarm clock|user defined signal [12]|profiling timer expired|no such job'
                             r'|virtual timer expired|stack fault|power failure|dumped core|code=killed|code=dumped)\b|\bfile size limit exceeded|:\s*not found\s*$'
                             r'|(?-i:(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?:[ \t\r]*$|[ \t]{2}|[ \t]*\())')
+_REASONS = ('Bad Request', 'Unauthorized', 'Payment Required', 'Forbidden', 'Not Found', 'Method Not Allowed', 'Not Acceptable',
+            'Proxy Authentication Required', 'Request Timeout', 'Conflict', 'Gone', 'Length Required', 'Precondition Failed',
+            'Content Too Large', 'Payload Too Large', 'Request Entity Too Large', 'URI Too Long', 'Request-URI Too Long',
+            'Unsupported Media Type', 'Range Not Satisfiable', 'Requested Range Not Satisfiable', 'Expectation Failed', "I'm a teapot",
+            'Misdirected Request', 'Unprocessable Content', 'Unprocessable Entity', 'Locked', 'Failed Dependency', 'Too Early',
+            'Upgrade Required', 'Precondition Required', 'Too Many Requests', 'Request Header Fields Too Large',
+            'Unavailable For Legal Reasons', 'Internal Server Error', 'Not Implemented', 'Bad Gateway', 'Service Unavailable',
+            'Gateway Timeout', 'HTTP Version Not Supported', 'Variant Also Negotiates', 'Insufficient Storage', 'Loop Detected',
+            'Not Extended', 'Network Authentication Required')
+_STATUS_REASON = re.compile(r'(?<![\w.])[45][0-9]{2} (?:' + '|'.join(map(re.escape, _REASONS)) + r')(?![\w-])')   # `503 Service Unavailable`, as servers write it
+_TAP_FAILED = re.compile(r'^\s*not ok\b(?!.*#\s*[Tt][Oo][Dd][Oo]\b)')                   # TAP's failed test point, not a TODO one
+_PYTEST_HEADER = re.compile(r'^_{3,} \S.* _{3,}\s*$')                                      # pytest's header over a failing test's report
 _REFUSAL = re.compile(r"(?i)\b(?:unable to|could not|couldn't|cannot|can't)\b")   # a program's refusal, read in its report (prose)
-_CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
-_WARN = re.compile(r'(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
+_CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
+_WARN = re.compile(r'(?i:(?<![\w-])(?:level|lvl|severity)["\']?\s*[=:]\s*["\']?warn(?:ing)?(?![\w-]))|(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
                    r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])')
 _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|ошибка|ошибки|помилка|błąd|errore|erro|falhou|fallo|falló'
                       r'|mislukt|misslyckades|chyba|hata)(?![\w@/-])|错误|失败|錯誤|失敗|エラー|오류|실패'
@@ -214,6 +226,8 @@ def line_signal(line: str, profile: str) -> str | None:
     if _SUMMARY.search(line): return 'summary'
     if _PYTEST_E.match(line): return 'failure'
     if profile == SOURCE: return None
+    if profile == OUTPUT and _STATUS_REASON.search(line): return 'http'
+    if _PYTEST_HEADER.match(line) or (profile == OUTPUT and _TAP_FAILED.match(line)): return 'failure'
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
