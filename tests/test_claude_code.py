@@ -254,3 +254,23 @@ def test_warm_hook_server_answers_with_the_views_of_the_cold_path(claude, tmp_pa
     finally:
         import os, signal
         os.kill(st['pid'], signal.SIGTERM) if st else None             # the server this test started
+
+
+def test_a_read_of_source_counts_no_failures_and_a_tap_run_keeps_its_not_ok_lines(claude, tmp_path):
+    "Break test 17: a Read of Python source cut to fit had gap markers counting `except IndexError:` as failure lines (the output profile read source); a TAP run was text, its two `not ok` lines among 6,000 kept ones. The file is now read by its content type's profile; the run is a log whose view keeps them."
+    s = Session(tmp_path)
+    src = 'import os\nimport sys\n\n\n' + ''.join(            # bodies the code view elides, module-level code it keeps: a view over the cut
+        f'def pop_{i}(stack):\n    item = stack.pop()\n    stack.append(item)\n    return item\n\n\n'
+        f'try:\n    ITEM_{i} = pop_{i}(STACK)\nexcept IndexError:\n    raise ValueError("Failed to pop item {i}: the stack is empty")\n\n\n'
+        for i in range(350))                                   # under Read's 256 KB and 25,000-token limits
+    (s.project / 'stacks.py').write_text(src)
+    tap_cmd = ("python3 -c \"print('1..6000'); [print(('not ok' if i in (3333, 4780) else 'ok') + f' {i} - item {i} is valid') "
+               "for i in range(1, 6001)]\"")
+    api = s.run(claude, [[tool_use('Read', {'file_path': str(s.project / 'stacks.py')}, id='toolu_src')],
+                         [tool_use('Bash', {'command': tap_cmd}, id='toolu_tap')]])
+    seen = results(api)
+    assert 'lines of the original elided (caveman)' in seen['toolu_src'] and HANDLE.search(seen['toolu_src']), seen['toolu_src'][-800:]
+    assert 'signals×' not in seen['toolu_src'], [l for l in seen['toolu_src'].split('\n') if 'signals×' in l]
+    tap = seen['toolu_tap']
+    assert '(caveman)' in tap and len(tap) < 20_000, len(tap)
+    assert [l for l in tap.split('\n') if l.startswith('not ok')] == ['not ok 3333 - item 3333 is valid', 'not ok 4780 - item 4780 is valid']
