@@ -1762,6 +1762,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'caveman.signals._has_literal': ('signals.html#_has_literal', 'caveman/signals.py'),
                                  'caveman.signals._line_flags': ('signals.html#_line_flags', 'caveman/signals.py'),
                                  'caveman.signals._may_summarize': ('signals.html#_may_summarize', 'caveman/signals.py'),
+                                 'caveman.signals._passed_reports': ('signals.html#_passed_reports', 'caveman/signals.py'),
                                  'caveman.signals._pieces': ('signals.html#_pieces', 'caveman/signals.py'),
                                  'caveman.signals._report_phrase': ('signals.html#_report_phrase', 'caveman/signals.py'),
                                  'caveman.signals._rewrite_changes': ('signals.html#_rewrite_changes', 'caveman/signals.py'),

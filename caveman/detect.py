@@ -917,6 +917,7 @@ _DATETIME = re.compile(rb'\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d')
 _LOG_LINE_START = _rx(rb'\n(?:[ ]*{P}\[[A-Za-z]+\]'                                  # [INFO] tag
                       rb'|\[[ ]*{P}\d+{P}\.\d+{P}\][ ]'                                 # [    0.123456] elapsed seconds
                       rb'|[ \t]*{P}(?:not )?ok [0-9]+{P}(?![0-9A-Za-z])'                 # TAP test point: `ok 7 - name`, `not ok 8`
+                      rb'|(?:PASS|FAIL|XFAIL|XPASS|KFAIL|KPASS|UNTESTED|UNRESOLVED|UNSUPPORTED|ERROR|SKIP): '   # DejaGnu's and Automake's results
                       rb'|\S+{P} (?:verb|verbose|sill|silly|http|timing|notice) '      # npmlog
                       rb'|[ \t]*{P}[A-Za-z][a-z]+{P}(?<=ing) '                         # step line
                       rb'|(?:\[pid +\d+\] |\d+ +)?(?:\d[\d:.]* +)?'                     # trace line: [pid] [time]

@@ -149,15 +149,14 @@ _GAP = 100                     # characters set aside for each marker line
 # %% ../nbs/63_hooks.ipynb #a3303c7f
 _LABEL = re.compile(r'(?i:(?<![\w.-])(?:error|fatal|failed|failure|panic)s?)[ \t]*:|^[ \t]*[A-Z][\w.]*(?:Error|Exception)(?::|[ \t\r]*$)')
 _LABEL_WORD = re.compile(r'(?<![\w.-])([^\W\d_]+)[ \t\u00a0]*[:：]')      # a word (letters) before a colon
-_FAILURE_WORD = re.compile(r'(?i)error|fail|fatal|panic|exception|traceback')   # a failure line flagged by a word, not by its form
 
 def _signal_and_loud_flags(lines: list[str], profile: str = 'output') -> tuple[list, list]:
     "`(signal flags, loud flags)` per line (no newline): each line's signal class (`caveman.signals`, `profile`: the output profile unless the lines are a file's), and the same with None for a `failure` line that merely names the word (see above)."
-    from caveman.signals import signal_flags, line_signal, OUTPUT, PROSE
+    from caveman.signals import signal_flags, line_signal, FAILURE_FORM, OUTPUT, PROSE
     flags = signal_flags(lines, profile)
     out = list(flags)
     for i, f in enumerate(out):
-        if f != 'failure' or _LABEL.search(l := lines[i]) or not _FAILURE_WORD.search(l) or line_signal(l, PROSE): continue
+        if f != 'failure' or _LABEL.search(l := lines[i]) or FAILURE_FORM.search(l) or line_signal(l, PROSE): continue
         if not any(w in (w.lower(), w.upper(), w.capitalize()) and line_signal(w, OUTPUT) == 'failure' for w in _LABEL_WORD.findall(l)):
             out[i] = None
     return flags, out
