@@ -230,8 +230,9 @@ _HTTP_REASONS = ((400, 'Bad Request'), (401, 'Unauthorized'), (402, 'Payment Req
 _HTTP_REASON = r'(?<![\w.])(?:' + '|'.join(f'{c} {re.escape(p)}' for c, p in _HTTP_REASONS) + r')(?![\w-])'   # `503 Service Unavailable`, as servers write it
 _TAP_NOT_OK = r'^[ \t]*not ok\b(?!(?:[^#\\\n]|\\.)*#[ \t]*(?i:todo)\b)'   # TAP's failed test point (`prove`, `node --test`, bats), not a TODO one (`\#` is no directive)
 _PYTEST_HEAD = r'^_{3,} [^ \t\r].*? _{3,}[ \t\r]*$'                  # pytest's header over one failing test's report
-_UPPER_FAIL = (r'(?<![\w./@-])FAIL(?![\w@/-])(?![ \t]*:?[ \t]*0(?![\w.]))'   # Go's `--- FAIL: TestX`, Automake's and DejaGnu's `FAIL: t.sh`, not `# FAIL:  0`
-               r'|^(?:XPASS|UNRESOLVED): ')                                # an unexpected pass, a test that could not run (DejaGnu)
+_UPPER_FAIL = (r'(?<![\w./@-])FAIL(?![\w@/-])(?!["\']?[ \t]*[:=]?[ \t]*["\']?0(?![\w.]))(?![ \t]+=[ \t])'   # Go's `--- FAIL: TestX`, Automake's and
+               r'|^(?:XPASS|UNRESOLVED): |^# XPASS: +[1-9]')               # DejaGnu's `FAIL: t.sh`; not a zero count (`# FAIL:  0`, `FAIL=0`) nor `FAIL = 2` in code
+_RESULT_LINE = r'^(?:FAIL|XPASS|UNRESOLVED): [^ \t\r]'                  # a test driver's result line, quoted in a report read as prose
 _HTTP = (r'"[A-Z]+ [^"\n]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
          r'|(?i:\bstatus(?:_code|Code)?)"?[ \t]*[=:][ \t]*"?[45][0-9][0-9]\b')
 _SUMMARY = (r'\b(?:[0-9]+ (?:files? changed\b|insertions?\(\+\)|deletions?\(-\)|upgraded, [0-9]+ newly installed\b)'   # one `\b` tried per position:
@@ -264,6 +265,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('failure', ('not ok',), _TAP_NOT_OK, (OUTPUT,)),
     ('failure', ('___ ',), _PYTEST_HEAD, (OUTPUT, PROSE)),
     ('failure', ('fail', 'xpass', 'unresolved'), _UPPER_FAIL, (OUTPUT,)),
+    ('failure', ('fail: ', 'xpass: ', 'unresolved: '), _RESULT_LINE, (PROSE,)),   # Automake's test-suite.log reads as prose
     ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
     ('crash', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
@@ -403,7 +405,7 @@ def _line_flags(lines: Sequence[str], profile: str, frames: bool = False):
 
 # %% ../nbs/05_signals.ipynb #d987e5bd
 _HEAD_RX = re.compile(_PYTEST_HEAD)
-_BANNER = re.compile(r'=+ (.+?) =+[ \t\r]*$')
+_BANNER = re.compile(r'={3,} (FAILURES|ERRORS|PASSES|XPASSES|warnings summary|short test summary info|test session starts|.* in [0-9.]+s(?: \([0-9:]+\))?) ={3,}[ \t\r]*$')   # pytest's own sections
 FAILURE_FORM = re.compile('(?:' + _TAP_NOT_OK + ')|(?:' + _PYTEST_HEAD + ')|(?:' + _UPPER_FAIL + ')')
 
 def _passed_reports(lines: Sequence[str], flags: list) -> None:
@@ -412,7 +414,7 @@ def _passed_reports(lines: Sequence[str], flags: list) -> None:
     section, h = None, 0
     for i in range(heads[-1] + 1 if heads else 0):
         if i == heads[h]:
-            if section == 'PASSES': flags[i] = None
+            if section in ('PASSES', 'XPASSES'): flags[i] = None
             h += 1
         elif lines[i][:1] == '=' and (m := _BANNER.match(lines[i])): section = m[1]
 

@@ -97,7 +97,8 @@ _REASONS = ('Bad Request', 'Unauthorized', 'Payment Required', 'Forbidden', 'Not
             'Not Extended', 'Network Authentication Required')
 _STATUS_REASON = re.compile(r'(?<![\w.])[45][0-9]{2} (?:' + '|'.join(map(re.escape, _REASONS)) + r')(?![\w-])')   # `503 Service Unavailable`, as servers write it
 _TAP_FAILED = re.compile(r'^\s*not ok\b(?!(?:\\.|[^#\\])*#\s*[Tt][Oo][Dd][Oo]\b)')     # TAP's failed test point, not a TODO one (`\#` is escaped)
-_FAIL_UPPER = re.compile(r'(?<![\w./@-])FAIL(?![\w@/-])(?!\s*:?\s*0\b)|^(?:XPASS|UNRESOLVED): ')   # Go, Automake, DejaGnu; not a zero count
+_FAIL_UPPER = re.compile(r'(?<![\w./@-])FAIL(?![\w@/-])(?!["\']?\s*[:=]?\s*["\']?0\b)(?!\s+=\s)|^(?:XPASS|UNRESOLVED): |^# XPASS: +[1-9]')   # Go, Automake, DejaGnu; not a zero count, not `FAIL = 2` in code
+_RESULT_QUOTED = re.compile(r'^(?:FAIL|XPASS|UNRESOLVED): \S')              # a test driver's result line in a report read as prose
 _PYTEST_HEADER = re.compile(r'^_{3,} \S.* _{3,}\s*$')                                      # pytest's header over a failing test's report
 _REFUSAL = re.compile(r"(?i)\b(?:unable to|could not|couldn't|cannot|can't)\b")   # a program's refusal, read in its report (prose)
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
@@ -229,6 +230,7 @@ def line_signal(line: str, profile: str) -> str | None:
     if profile == SOURCE: return None
     if profile == OUTPUT and _STATUS_REASON.search(line): return 'http'
     if _PYTEST_HEADER.match(line) or (profile == OUTPUT and (_TAP_FAILED.match(line) or _FAIL_UPPER.search(line))): return 'failure'
+    if profile == PROSE and _RESULT_QUOTED.match(line): return 'failure'
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
@@ -239,7 +241,7 @@ def line_signal(line: str, profile: str) -> str | None:
     return None
 
 
-_BANNER = re.compile(r'^=+ (.+?) =+\s*$')
+_BANNER = re.compile(r'^={3,} (FAILURES|ERRORS|PASSES|XPASSES|warnings summary|short test summary info|test session starts|.* in [0-9.]+s(?: \([0-9:]+\))?) ={3,}\s*$')
 
 
 def _frames(lines: list[str], flags: list) -> None:
@@ -247,7 +249,7 @@ def _frames(lines: list[str], flags: list) -> None:
     section = None
     for i, l in enumerate(lines):
         if (m := _BANNER.match(l)): section = m.group(1)
-        elif section == 'PASSES' and flags[i] == 'failure' and _PYTEST_HEADER.match(l): flags[i] = None
+        elif section in ('PASSES', 'XPASSES') and flags[i] == 'failure' and _PYTEST_HEADER.match(l): flags[i] = None
     last_frame = None
     for i, l in enumerate(lines):
         if _PY_FRAME.match(l): last_frame = i; continue
