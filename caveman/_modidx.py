@@ -1758,6 +1758,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                  'caveman.signals._Reports.literals': ('signals.html#_reports.literals', 'caveman/signals.py'),
                                  'caveman.signals._Reports.search': ('signals.html#_reports.search', 'caveman/signals.py'),
                                  'caveman.signals._automaton': ('signals.html#_automaton', 'caveman/signals.py'),
+                                 'caveman.signals._classify': ('signals.html#_classify', 'caveman/signals.py'),
                                  'caveman.signals._frames': ('signals.html#_frames', 'caveman/signals.py'),
                                  'caveman.signals._has_literal': ('signals.html#_has_literal', 'caveman/signals.py'),
                                  'caveman.signals._line_flags': ('signals.html#_line_flags', 'caveman/signals.py'),

@@ -373,6 +373,18 @@ def lowered(text: str) -> str:
     if text.isascii(): return text.encode('ascii').lower().decode('ascii')
     return fold(text).lower()
 
+def _classify(line: str, mask: int, classes: list) -> str | None:
+    "`line_signal(line, profile)` for a line (str) that holds a literal of exactly the classes whose bits are set in `mask` (bit k: entry k of `classes`, the profile's `_BY_PROFILE`): those classes' patterns alone, in their order; a line that is not ASCII read folded, as `line_signal` reads it."
+    ascii = line.isascii()
+    if not ascii: line = fold(line); low = line.lower()
+    while mask:
+        bit = mask & -mask; mask ^= bit                       # the lowest set bit: the next class in order
+        cls, lits, rx = classes[bit.bit_length() - 1]
+        if lits is None and not ascii:                        # a self-searching class, given the folded and lowered line
+            if rx.search(line, low): return cls
+        elif (cls != 'summary' or _may_summarize(line)) and rx.search(line): return cls
+    return None
+
 def _scan(lines: Sequence[str], profile: str, frames: bool = False, words: tuple[str, ...] = ()) -> tuple[list, list[int], list[int]]:
     "`(flags, frame lines, word lines)`: see `_line_flags`; the frame lines (ascending indices, only when `frames`) hold `file \"` in any case; the word lines (ascending, only with `words`: lower-case literals) may hold one of `words` in any case."
     flags, cands, hits = [None] * len(lines), [], []
@@ -390,12 +402,7 @@ def _scan(lines: Sequence[str], profile: str, frames: bool = False, words: tuple
                 if not hits or hits[-1] != n: hits.append(n)
                 bits ^= _WORD_BIT
             if bits: masks[n] = masks.get(n, 0) | bits
-    for n, mask in masks.items():
-        line = lines[n]
-        if not line.isascii(): flags[n] = line_signal(line, profile); continue
-        for cls, _, rx in classes:                            # in `line_signal`'s order, only the classes whose literals occur
-            if mask & 1 and (cls != 'summary' or _may_summarize(line)) and rx.search(line): flags[n] = cls; break
-            mask >>= 1
+    for n, mask in masks.items(): flags[n] = _classify(lines[n], mask, classes)
     return flags, cands, hits
 
 def _line_flags(lines: Sequence[str], profile: str, frames: bool = False):
@@ -520,12 +527,7 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
         le = text.find('\n', ls) % (len(text) + 1)            # -1 (the last line) -> the end
         cut = le > ends[k] or (ls > 0 and text[ls - 1] != '\n')
         line = text[ls:ends[k] if cut else le]
-        if cut or not line.isascii(): cls = line_signal(line, profile)
-        else:
-            cls = None
-            for c, _, rx in classes:                          # in `line_signal`'s order, only the classes whose literals occur
-                if mask & 1 and (c != 'summary' or _may_summarize(line)) and rx.search(line): cls = c; break
-                mask >>= 1
+        cls = line_signal(line, profile) if cut else _classify(line, mask, classes)   # a cut line's literals may pass its end
         if cls: flagged.setdefault(k, {})[ls] = cls
     out = [[] for _ in spans]
     for k, hits in flagged.items():
