@@ -192,7 +192,8 @@ _CRASH_HEAD = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dump
                r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
                r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
                r'|\bstack fault\b|\bpower failure\b|\bno such job\b|\bdumped core\b|\bcode=(?:killed|dumped)\b)'
-               r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')   # every match starts with a literal of the class
+               r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])'   # every match starts with a literal of the class
+               r'|(?<=\[)(?:emerg|alert|crit)\]|(?<=:)(?:emerg|alert|crit)\]')   # nginx's `[emerg]`, Apache's `[core:crit]`
 _CRASH_REST = (r'(?i::[ \t]*not found[ \t\r]*$)'                                                    # a shell's `sh: 1: foo: not found`
                r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()')   # a job's end, as bash reports it
 _CRASH = _CRASH_HEAD + '|' + _CRASH_REST
@@ -203,7 +204,7 @@ _LOUD_WARN = (r'(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])'    # not tar
 _APT_E = r'^E: '
 _REPORT_LINE = (r'^[ \t]*(?:Uncaught[ \t]+)?(?:[A-Za-z_]\w*\.)*(?:[A-Z][A-Za-z0-9]*)?(?:Error|Exception)(?:[ \t]\[[A-Z0-9_]+\])?:[ \t]'   # `TypeError: x`, `Error: Cannot find module`, Node's `RangeError [ERR_X]: `
                 r'|^[ \t]*(?:Exception in thread "[^"]*"[ \t]|thread \'[^\']*\' panicked at |Unhandled exception\.[ \t]'    # Java, Rust, .NET
-                r'|terminate called (?:after throwing|without an active exception)|Died at .* line [0-9]+\.)'         # C++, Perl
+                r'|terminate called (?:after throwing|without an active exception)|what\(\):  |Died at .* line [0-9]+\.)'   # C++, Perl
                 r'|^[ \t]*(?:\[[0-9]+\][+-]?[ \t]+)?(?:' + '|'.join(map(re.escape, _SIGNAL_NAMES)) + r')(?:[ \t]*\(core dumped\))?'
                 r'(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()|(?<![\w./@-])ERR!')                        # `Segmentation fault (core dumped)`, npm's `ERR!`
 _INTL_FAIL = (r'(?i:(?<![\w./@-])(?:fehler[ns]?|fehlgeschlagen|fehlschlag\w*|schwerwiegend\w*|erreurs?|échec|échoué\w*|fallo|falló|fallid[oa]s?'
@@ -215,7 +216,7 @@ _INTL_WARN = (r'(?i:(?<![\w./@-])(?:warnung|avertissement|attention|advertencia|
               r'|предупреждение|внимание|попередження|увага|ostrzeżenie|uwaga|waarschuwing|varning|varování|pozor|uyari|dikkat|avisando)[ \t\u00a0]?(?=:))'
               r'|(?:警告|경고)[ \t]?(?=:)')
 _EXIT = (r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)[^\w\n]{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
-         r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+)')   # GNU time's `Command exited with non-zero status 2`
+         r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+|code=exited, status=[1-9][0-9]*)')   # GNU time's `Command exited with non-zero status 2`, systemd's `code=exited, status=1/FAILURE`
 _HTTP_REASONS = ((400, 'Bad Request'), (401, 'Unauthorized'), (402, 'Payment Required'), (403, 'Forbidden'), (404, 'Not Found'),
     (405, 'Method Not Allowed'), (406, 'Not Acceptable'), (407, 'Proxy Authentication Required'), (408, 'Request Timeout'), (409, 'Conflict'),
     (410, 'Gone'), (411, 'Length Required'), (412, 'Precondition Failed'), (413, 'Content Too Large'), (413, 'Payload Too Large'),
@@ -233,6 +234,13 @@ _PYTEST_HEAD = r'^_{3,} [^ \t\r].*? _{3,}[ \t\r]*$'                  # pytest's 
 _UPPER_FAIL = (r'(?<![\w./@-])FAIL(?![\w@/-])(?!["\']?[ \t]*[:=]?[ \t]*["\']?0(?![\w.]))(?![ \t]+=[ \t])'   # Go's `--- FAIL: TestX`, Automake's and
                r'|^(?:XPASS|UNRESOLVED): |^# XPASS: +[1-9]')               # DejaGnu's `FAIL: t.sh`; not a zero count (`# FAIL:  0`, `FAIL=0`) nor `FAIL = 2` in code
 _RESULT_LINE = r'^(?:FAIL|XPASS|UNRESOLVED): [^ \t\r]'                  # a test driver's result line, quoted in a report read as prose
+_CODED = r'(?<![\w-])ORA-[0-9]{5}(?![0-9])|SQLSTATE[ \t]*[\[(:=]?[ \t]*(?!0[0-2])[0-9A-Z]{5}\b'   # Oracle's coded errors; SQL's states past success, warning, no data
+_JVM_REPORT = (r'^[ \t]*(?:(?:Caused by|Suppressed):[ \t]+(?:[\w$]+\.)*[A-Z][\w$]*(?:Exception|Error|Throwable)\b'   # a cause, named with its package
+               r'|(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)[ \t\r]*$)')                         # an exception named alone
+_GIT_CONFLICT = r'^CONFLICT \([^)\n]+\): '                              # `CONFLICT (content): Merge conflict in a.txt`
+_POD_STATES = ('CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'CreateContainerError',
+               'RunContainerError', 'InvalidImageName', 'ContainerStatusUnknown', 'BackoffLimitExceeded', 'DeadlineExceeded')
+_POD_STATE = r'(?<![\w-])(?:' + '|'.join(_POD_STATES) + r')(?![\w-])'   # Kubernetes' names for a pod or job that cannot run
 _HTTP = (r'"[A-Z]+ [^"\n]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
          r'|(?i:\bstatus(?:_code|Code)?)"?[ \t]*[=:][ \t]*"?[45][0-9][0-9]\b')
 _SUMMARY = (r'\b(?:[0-9]+ (?:files? changed\b|insertions?\(\+\)|deletions?\(-\)|upgraded, [0-9]+ newly installed\b)'   # one `\b` tried per position:
@@ -266,6 +274,10 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('failure', ('___ ',), _PYTEST_HEAD, (OUTPUT, PROSE)),
     ('failure', ('fail', 'xpass', 'unresolved'), _UPPER_FAIL, (OUTPUT,)),
     ('failure', ('fail: ', 'xpass: ', 'unresolved: '), _RESULT_LINE, (PROSE,)),   # Automake's test-suite.log reads as prose
+    ('failure', ('ora-', 'sqlstate'), _CODED, (OUTPUT,)),
+    ('failure', ('caused by:', 'suppressed:', 'exception', 'error'), _JVM_REPORT, (OUTPUT,)),
+    ('failure', ('conflict (',), _GIT_CONFLICT, (OUTPUT,)),
+    ('crash', tuple(p.lower() for p in _POD_STATES), _POD_STATE, (OUTPUT,)),
     ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
     ('crash', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
@@ -277,7 +289,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',
                  'trace/breakpoint trap', 'terminated', 'hangup', 'alarm clock', 'user defined signal', 'profiling timer expired',
                  'virtual timer expired', 'stack fault', 'power failure', 'not found', 'no such job', 'dumped core', 'code=killed',
-                 'code=dumped'), _CRASH_CLASS, (OUTPUT,)),
+                 'code=dumped', 'alert]'), _CRASH_CLASS, (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`
@@ -291,7 +303,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'attenzione', 'предупреждение', 'внимание', 'попередження', 'увага', 'ostrzeżenie', 'uwaga', 'waarschuwing',
                  'varning', 'varování', 'pozor', 'uyari', 'dikkat', 'avisando', '警告', '경고'), _INTL_WARN, (OUTPUT,)),
     ('failure', None, _DIAGNOSTIC, (PROSE,)),         # a program's report quoted in prose (break test 13 row F1)
-    ('failure', ('error', 'exception', 'err!', 'panicked', 'terminate called', 'died at', *(n.lower() for n in _SIGNAL_NAMES)), _REPORT_LINE, (OUTPUT, PROSE)),   # a report line as programs print it
+    ('failure', ('error', 'exception', 'err!', 'panicked', 'terminate called', 'what():', 'died at', *(n.lower() for n in _SIGNAL_NAMES)), _REPORT_LINE, (OUTPUT, PROSE)),   # a report line as programs print it
 ]
 _BY_PROFILE = {p: [(cls, lits, re.compile(pat) if isinstance(pat, str) else pat.bind(lits) if isinstance(pat, AtLiterals) else pat)
                      for cls, lits, pat, profiles in _CLASSES if p in profiles]

@@ -62,7 +62,7 @@ _CAMEL = re.compile(r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|\s*$)')
 _PYTEST_E = re.compile(r'^E {3}')
 _ERRNO = re.compile(r'= -1 E[A-Z0-9]+\b')
 _EXIT = re.compile(r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)\W{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
-                   r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+)')
+                   r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+)|code=exited, status=[1-9]')   # systemd's `status=1/FAILURE`
 _HTTP = re.compile(r'"[A-Z]+ [^"]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
                    r'|(?i:\bstatus(?:_code|Code)?)"?\s*[=:]\s*"?[45][0-9][0-9]\b')
 _SUMMARY = re.compile(r'\b[0-9]+ files? changed\b|\b[0-9]+ insertions?\(\+\)|\b[0-9]+ deletions?\(-\)'
@@ -101,7 +101,15 @@ _FAIL_UPPER = re.compile(r'(?<![\w./@-])FAIL(?![\w@/-])(?!["\']?\s*[:=]?\s*["\']
 _RESULT_QUOTED = re.compile(r'^(?:FAIL|XPASS|UNRESOLVED): \S')              # a test driver's result line in a report read as prose
 _PYTEST_HEADER = re.compile(r'^_{3,} \S.* _{3,}\s*$')                                      # pytest's header over a failing test's report
 _REFUSAL = re.compile(r"(?i)\b(?:unable to|could not|couldn't|cannot|can't)\b")   # a program's refusal, read in its report (prose)
-_CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
+_CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT)(?![\w@/-])|(?<![\w./@-])ERR!|^E: '
+                    r'|\[(?:[a-z_]+:)?(?:emerg|alert|crit)\]')   # nginx's `[emerg]`, Apache's `[core:crit]`
+# output: failures that name themselves by their form alone - a database's coded error, C++'s `what():` line, a JVM exception
+# named alone or as a cause, git's merge conflict, a Kubernetes pod state that cannot run
+_CODED_ERROR = re.compile(r'(?<![A-Za-z0-9_-])ORA-\d{5}(?!\d)|SQLSTATE\s*[\[(:=]?\s*(?!0[012])[0-9A-Z]{5}\b')
+_FORM_FAILURE = re.compile(r'^\s*what\(\):  |^\s*(?:Caused by|Suppressed):\s+(?:[\w$]+\.)*[A-Z][\w$]*(?:Exception|Error|Throwable)\b'
+                           r'|^\s*(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)\s*$|^CONFLICT \([^)]+\): ')
+_POD_FAILED = re.compile(r'(?<![\w-])(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError'
+                         r'|RunContainerError|InvalidImageName|ContainerStatusUnknown|BackoffLimitExceeded|DeadlineExceeded)(?![\w-])')
 _WARN = re.compile(r'(?i:(?<![\w-])(?:level|lvl|severity)["\']?\s*[=:]\s*["\']?warn(?:ing)?(?![\w-]))|(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
                    r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])')
 _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|ошибка|ошибки|помилка|błąd|errore|erro|falhou|fallo|falló'
@@ -118,7 +126,7 @@ _SIGNAL_TEXTS = ['Segmentation fault', 'Killed', 'Aborted', 'Bus error', 'Illega
 _EXCEPTION_FIRST = re.compile(r'^\s*(?:Uncaught\s+)?(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Z][A-Za-z0-9]*Error|[A-Z][A-Za-z0-9]*Exception|Error|Exception)'
                               r'(?: \[[A-Z0-9_]+\])?:[ \t]'                         # Node's `RangeError [ERR_OUT_OF_RANGE]: `
                               r'|^\s*(?:Exception in thread "[^"]*" |thread \'[^\']*\' panicked at |Unhandled exception\. '   # Java, Rust, .NET
-                              r'|terminate called (?:after throwing|without an active exception)|Died at .* line \d+\.)')    # C++, Perl
+                              r'|terminate called (?:after throwing|without an active exception)|what\(\):  |Died at .* line \d+\.)')    # C++, Perl
 _DEATH_ALONE = re.compile(r'^\s*(?:\[\d+\][+-]?\s+)?(?:' + '|'.join(re.escape(t) for t in _SIGNAL_TEXTS) + r')(?:\s*\(core dumped\))?(?:\s*$|[ \t]{2}|\s*\()')
 _NPM_ERR = re.compile(r'(?<![A-Za-z0-9_./@-])ERR!')
 _CATALOG_IDS = {'libc.mo': ['No such file or directory', 'Permission denied', 'Operation not permitted', 'No space left on device',
@@ -232,6 +240,7 @@ def line_signal(line: str, profile: str) -> str | None:
     if _PYTEST_HEADER.match(line) or (profile == OUTPUT and (_TAP_FAILED.match(line) or _FAIL_UPPER.search(line))): return 'failure'
     if profile == PROSE and _RESULT_QUOTED.match(line): return 'failure'
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
+    if profile == OUTPUT and (_CODED_ERROR.search(line) or _FORM_FAILURE.search(line) or _POD_FAILED.search(line)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
     if profile == PROSE and _PROGRAM.match(line) and (_LABEL.search(line) or _CAMEL.search(line) or _CRASH_PHRASES.search(line) or _REFUSAL.search(line)
