@@ -1017,6 +1017,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '', 'doc_host': '', 'git_url
                                 'caveman.detect._statement_like': ('detect.html#_statement_like', 'caveman/detect.py'),
                                 'caveman.detect._status_lines': ('detect.html#_status_lines', 'caveman/detect.py'),
                                 'caveman.detect._table_share': ('detect.html#_table_share', 'caveman/detect.py'),
+                                'caveman.detect._tap_run': ('detect.html#_tap_run', 'caveman/detect.py'),
                                 'caveman.detect._test_run': ('detect.html#_test_run', 'caveman/detect.py'),
                                 'caveman.detect._text_tables': ('detect.html#_text_tables', 'caveman/detect.py'),
                                 'caveman.detect._whole_log': ('detect.html#_whole_log', 'caveman/detect.py'),

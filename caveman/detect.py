@@ -5,12 +5,13 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
-           'MIN_LISTING_PATHS', 'REDRAW_SAMPLE', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES',
-           'MIN_SECTIONED_LINES', 'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES',
-           'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper', 'Gutter', 'strip_gutter',
-           'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans', 'yaml_parses',
-           'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks', 'text_fixed_blocks',
-           'text_block_spans', 'utf8_text', 'forget_payloads', 'path_lines', 'config_kind', 'bounded_sample', 'detect']
+           'MIN_LISTING_PATHS', 'REDRAW_SAMPLE', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MIN_TAP_POINTS', 'MEMO_MIN_BYTES',
+           'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES',
+           'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper',
+           'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans',
+           'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks',
+           'text_fixed_blocks', 'text_block_spans', 'utf8_text', 'forget_payloads', 'path_lines', 'config_kind',
+           'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -1034,8 +1035,22 @@ _TEST_RUN = re.compile(rb'\n(?:=+ test session starts =+|=+ (?:\d+ (?:passed|fai
 
 _SUMMARY_OPEN = re.compile(rb'\n(?:=|Ran )')    # one scan for both openings, not two substring searches
 
+_TAP_PLAN = re.compile(rb'1\.\.[0-9]+(?:[ \t]+#[^\n]*)?\r?(?:\n|\Z)')         # `1..400`, `1..0 # SKIP nothing to run`
+_TAP_POINT = re.compile(rb'\n[ \t]*(?:not )?ok [0-9]+(?![0-9A-Za-z])')
+MIN_TAP_POINTS = 3
+
+def _tap_run(body: bytes) -> bool:
+    "True when `body` is a TAP run: a plan line (`1..N`, alone on its line, indented or not) and at least `MIN_TAP_POINTS` test points (`ok N`, `not ok N`, indented or not)."
+    i = body.find(b'1..')
+    while i >= 0:
+        if not body[body.rfind(b'\n', 0, i) + 1:i].strip(b' \t') and _TAP_PLAN.match(body, i):
+            return _count_at_least(_TAP_POINT, b'\n' + body, MIN_TAP_POINTS)
+        i = body.find(b'1..', i + 3)
+    return False
+
 def _test_run(body: bytes) -> bool:
-    "True when `body` holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`_SUMMARY_OPEN`, one scan)."
+    "True when `body` is a TAP run (`_tap_run`) or holds an `=` and a line of it is a test run's summary (`_TEST_RUN`). Every summary line opens with `=` or `Ran `, so the regex (and its framed copy of `body`) runs only when such a line exists (`_SUMMARY_OPEN`, one scan)."
+    if _tap_run(body): return True
     if b'=' not in body: return False
     if not (body[:1] == b'=' or body.startswith(b'Ran ') or _SUMMARY_OPEN.search(body)): return False
     return _TEST_RUN.search(b''.join((b'\n', body, b'\n'))) is not None

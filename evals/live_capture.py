@@ -174,6 +174,53 @@ use strict; use warnings; use Test::More tests => 3000;
 for my $i (1 .. 3000) { ok($i != 1777 && $i != 2412, "item $i is valid"); }
 '''
 
+NODE_T = '''
+import test from 'node:test';
+import assert from 'node:assert';
+for (let i = 1; i <= 1500; i++) {
+  test(`item ${i} is valid`, () => { assert.strictEqual(i === 613 || i === 1207 ? -1 : i, i); });
+}
+'''
+
+JAVA_THROW = '''
+public class Thrower {
+    static void open(int shard) { if (shard == 37) throw new IllegalStateException("pool closed"); }
+    public static void main(String[] args) {
+        for (int i = 0; i < 120; i++) System.out.println("loading shard " + i + " of 120 ... ok");
+        try { try { open(37); } catch (IllegalStateException e) { throw new RuntimeException("shard 37", e); } }
+        catch (RuntimeException e) { e.printStackTrace(System.out); }
+        for (int i = 120; i < 240; i++) System.out.println("loading shard " + i + " of 240 ... ok");
+        new NullPointerException().printStackTrace(System.out);
+        System.out.println("done");
+    }
+}
+'''
+
+CXX_THROW = '''
+#include <cstdio>
+#include <stdexcept>
+int main() {
+    for (int i = 0; i < 200; i++) std::printf("reserving block %d of 200\\n", i);
+    std::fflush(stdout);
+    throw std::runtime_error("arena exhausted after 200 blocks");
+}
+'''
+
+GIT_CONFLICT = '''
+set -e; rm -rf merge; mkdir merge; cd merge
+g() { git -c user.name=Ada -c user.email=ada@example.org -c init.defaultBranch=main -c commit.gpgsign=false "$@"; }
+g init -q
+for i in $(seq 1 300); do printf 'head %s\\nbody\\nmiddle\\nbody\\ntail %s\\n' $i $i > f$i.txt; done
+g add -A; g commit -qm base; g checkout -qb topic
+for i in $(seq 1 300); do sed -i "1s/.*/topic head $i/" f$i.txt; done
+for i in 77 212; do sed -i '3s/.*/topic middle/' f$i.txt; done
+g commit -qam topic; g checkout -q main
+for i in $(seq 1 300); do sed -i "5s/.*/main tail $i/" f$i.txt; done
+for i in 77 212; do sed -i '3s/.*/main middle/' f$i.txt; done
+g commit -qam main
+g merge --no-edit topic || true
+'''
+
 JAVA_BROKEN = '''
 public class Broken {
     public static void main(String[] args) {
@@ -224,6 +271,8 @@ def live_captures(workdir: Path) -> list[tuple[str, bytes]]:
     (workdir / 'orders.sql').write_text(SQL)
     _write(workdir / 'broken.c', C_BROKEN); _write(workdir / 'Broken.java', JAVA_BROKEN)
     _write(workdir / 'tap' / 't' / 'items.t', TAP_T)
+    _write(workdir / 'nodet' / 'items.test.mjs', NODE_T); _write(workdir / 'javat' / 'Thrower.java', JAVA_THROW)
+    _write(workdir / 'cxx' / 'throw.cc', CXX_THROW); _write(workdir / 'merge.sh', GIT_CONFLICT)
     pip_dir = sp / 'pip'
     out: list[tuple[str, bytes]] = []
 
@@ -272,6 +321,10 @@ def live_captures(workdir: Path) -> list[tuple[str, bytes]]:
     cmd('pytest_fail', [py, '-m', 'pytest', '-p', 'no:cacheprovider', 'tests'], cwd=project)
     cmd('pytest_fail_v', [py, '-m', 'pytest', '-v', '-p', 'no:cacheprovider', 'tests'], cwd=project)
     cmd('prove_tap', ['prove', '-v', 't'], cwd=workdir / 'tap')                    # TAP: `not ok 1777 - item 1777 is valid`
+    cmd('node_test_tap', ['node', '--test', '--test-reporter=tap', 'items.test.mjs'], cwd=workdir / 'nodet')   # `# Subtest:`, YAML blocks
+    cmd('java_stack_trace', ['java', 'Thrower.java'], cwd=workdir / 'javat')         # `Caused by: …`, a bare `java.lang.NullPointerException`
+    cmd('cxx_terminate', 'g++ -o throw throw.cc && ./throw', needs='g++', cwd=workdir / 'cxx')   # `terminate called …`, `  what():  …`
+    cmd('git_merge_conflict', ['sh', str(workdir / 'merge.sh')], needs='git')         # `CONFLICT (content): Merge conflict in f77.txt`
     cmd('python_traceback', [py, '-c', 'import shopcart; shopcart.add({}, "pear")'], cwd=project)
     # tracing, manuals
     cmd('strace_f', ['strace', '-f', 'sh', '-c', 'cat /etc/hostname /nonexistent/config.toml; ls / > /dev/null'])
