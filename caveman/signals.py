@@ -235,8 +235,8 @@ _UPPER_FAIL = (r'(?<![\w./@-])FAIL(?![\w@/-])(?!["\']?[ \t]*[:=]?[ \t]*["\']?0(?
                r'|^(?:XPASS|UNRESOLVED): |^# XPASS: +[1-9]')               # DejaGnu's `FAIL: t.sh`; not a zero count (`# FAIL:  0`, `FAIL=0`) nor `FAIL = 2` in code
 _RESULT_LINE = r'^(?:FAIL|XPASS|UNRESOLVED): [^ \t\r]'                  # a test driver's result line, quoted in a report read as prose
 _CODED = r'(?<![\w-])ORA-[0-9]{5}(?![0-9])|SQLSTATE[ \t]*[\[(:=]?[ \t]*(?!0[0-2])[0-9A-Z]{5}\b'   # Oracle's coded errors; SQL's states past success, warning, no data
-_JVM_REPORT = (r'^[ \t]*(?:(?:Caused by|Suppressed):[ \t]+(?:[\w$]+\.)*[A-Z][\w$]*(?:Exception|Error|Throwable)\b'   # a cause, named with its package
-               r'|(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)[ \t\r]*$)')                         # an exception named alone
+_JVM_CAUSE = r'^[ \t]*(?:Caused by|Suppressed):[ \t]+(?:[\w$]+\.)*[A-Z][\w$]*(?:Exception|Error|Throwable)\b'   # a cause, named with its package
+_JVM_ALONE = r'^[ \t]*(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)[ \t\r]*$'                       # an exception named alone
 _GIT_CONFLICT = r'^CONFLICT \([^)\n]+\): '                              # `CONFLICT (content): Merge conflict in a.txt`
 _POD_STATES = ('CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'CreateContainerError',
                'RunContainerError', 'InvalidImageName', 'ContainerStatusUnknown', 'BackoffLimitExceeded', 'DeadlineExceeded')
@@ -274,9 +274,10 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('failure', ('___ ',), _PYTEST_HEAD, (OUTPUT, PROSE)),
     ('failure', ('fail', 'xpass', 'unresolved'), _UPPER_FAIL, (OUTPUT,)),
     ('failure', ('fail: ', 'xpass: ', 'unresolved: '), _RESULT_LINE, (PROSE,)),   # Automake's test-suite.log reads as prose
-    ('failure', ('ora-', 'sqlstate'), _CODED, (OUTPUT,)),
-    ('failure', ('caused by:', 'suppressed:', 'exception', 'error'), _JVM_REPORT, (OUTPUT,)),
-    ('failure', ('conflict (',), _GIT_CONFLICT, (OUTPUT,)),
+    ('failure', ('ora-', 'sqlstate'), _CODED, (OUTPUT, PROSE)),
+    ('failure', ('caused by:', 'suppressed:'), _JVM_CAUSE, (OUTPUT, PROSE)),
+    ('failure', ('exception', 'error'), _JVM_ALONE, (OUTPUT,)),
+    ('failure', ('conflict (',), _GIT_CONFLICT, (OUTPUT, PROSE)),
     ('crash', tuple(p.lower() for p in _POD_STATES), _POD_STATE, (OUTPUT,)),
     ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),

@@ -103,11 +103,13 @@ _PYTEST_HEADER = re.compile(r'^_{3,} \S.* _{3,}\s*$')                           
 _REFUSAL = re.compile(r"(?i)\b(?:unable to|could not|couldn't|cannot|can't)\b")   # a program's refusal, read in its report (prose)
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT)(?![\w@/-])|(?<![\w./@-])ERR!|^E: '
                     r'|\[(?:[a-z_]+:)?(?:emerg|alert|crit)\]')   # nginx's `[emerg]`, Apache's `[core:crit]`
-# output: failures that name themselves by their form alone - a database's coded error, C++'s `what():` line, a JVM exception
-# named alone or as a cause, git's merge conflict, a Kubernetes pod state that cannot run
+# failures that name themselves by their form alone - output and prose: a database's coded error, a JVM exception's cause,
+# git's merge conflict (its output reads as text), C++'s `what():` line; output only: a JVM exception named alone (in prose
+# an API index's entry), a Kubernetes pod state that cannot run
 _CODED_ERROR = re.compile(r'(?<![A-Za-z0-9_-])ORA-\d{5}(?!\d)|SQLSTATE\s*[\[(:=]?\s*(?!0[012])[0-9A-Z]{5}\b')
 _FORM_FAILURE = re.compile(r'^\s*what\(\):  |^\s*(?:Caused by|Suppressed):\s+(?:[\w$]+\.)*[A-Z][\w$]*(?:Exception|Error|Throwable)\b'
-                           r'|^\s*(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)\s*$|^CONFLICT \([^)]+\): ')
+                           r'|^CONFLICT \([^)]+\): ')
+_JVM_ALONE = re.compile(r'^\s*(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)\s*$')
 _POD_FAILED = re.compile(r'(?<![\w-])(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError'
                          r'|RunContainerError|InvalidImageName|ContainerStatusUnknown|BackoffLimitExceeded|DeadlineExceeded)(?![\w-])')
 _WARN = re.compile(r'(?i:(?<![\w-])(?:level|lvl|severity)["\']?\s*[=:]\s*["\']?warn(?:ing)?(?![\w-]))|(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
@@ -240,7 +242,8 @@ def line_signal(line: str, profile: str) -> str | None:
     if _PYTEST_HEADER.match(line) or (profile == OUTPUT and (_TAP_FAILED.match(line) or _FAIL_UPPER.search(line))): return 'failure'
     if profile == PROSE and _RESULT_QUOTED.match(line): return 'failure'
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
-    if profile == OUTPUT and (_CODED_ERROR.search(line) or _FORM_FAILURE.search(line) or _POD_FAILED.search(line)): return 'failure'
+    if profile == OUTPUT and (_JVM_ALONE.search(line) or _POD_FAILED.search(line)): return 'failure'
+    if profile in (OUTPUT, PROSE) and (_CODED_ERROR.search(line) or _FORM_FAILURE.search(line)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
     if profile == PROSE and _PROGRAM.match(line) and (_LABEL.search(line) or _CAMEL.search(line) or _CRASH_PHRASES.search(line) or _REFUSAL.search(line)
