@@ -193,7 +193,7 @@ _CRASH_HEAD = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dump
                r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
                r'|\bstack fault\b|\bpower failure\b|\bno such job\b|\bdumped core\b|\bcode=(?:killed|dumped)\b)'
                r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])'   # every match starts with a literal of the class
-               r'|(?<=\[)(?:emerg|alert|crit)\]|(?<=:)(?:emerg|alert|crit)\]')   # nginx's `[emerg]`, Apache's `[core:crit]`
+               r'|(?<![\w\]]\[)(?<=\[)(?:emerg|alert|crit)\](?=[ \t])|(?<=[a-z]:)(?:emerg|alert|crit)\](?=[ \t])')   # nginx's `[emerg] `, Apache's `[core:crit] ` (not `ws[alert]`)
 _CRASH_REST = (r'(?i::[ \t]*not found[ \t\r]*$)'                                                    # a shell's `sh: 1: foo: not found`
                r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()')   # a job's end, as bash reports it
 _CRASH = _CRASH_HEAD + '|' + _CRASH_REST
@@ -216,7 +216,8 @@ _INTL_WARN = (r'(?i:(?<![\w./@-])(?:warnung|avertissement|attention|advertencia|
               r'|предупреждение|внимание|попередження|увага|ostrzeżenie|uwaga|waarschuwing|varning|varování|pozor|uyari|dikkat|avisando)[ \t\u00a0]?(?=:))'
               r'|(?:警告|경고)[ \t]?(?=:)')
 _EXIT = (r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)[^\w\n]{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
-         r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+|code=exited, status=[1-9][0-9]*)')   # GNU time's `Command exited with non-zero status 2`, systemd's `code=exited, status=1/FAILURE`
+         r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+)')   # GNU time's `Command exited with non-zero status 2`
+_SYSTEMD_EXIT = r'code=exited[, \t]+status=[1-9][0-9]*'                # systemd's `code=exited, status=1/FAILURE` (a CSV reading splits it at the comma)
 _HTTP_REASONS = ((400, 'Bad Request'), (401, 'Unauthorized'), (402, 'Payment Required'), (403, 'Forbidden'), (404, 'Not Found'),
     (405, 'Method Not Allowed'), (406, 'Not Acceptable'), (407, 'Proxy Authentication Required'), (408, 'Request Timeout'), (409, 'Conflict'),
     (410, 'Gone'), (411, 'Length Required'), (412, 'Precondition Failed'), (413, 'Content Too Large'), (413, 'Payload Too Large'),
@@ -234,13 +235,14 @@ _PYTEST_HEAD = r'^_{3,} [^ \t\r].*? _{3,}[ \t\r]*$'                  # pytest's 
 _UPPER_FAIL = (r'(?<![\w./@-])FAIL(?![\w@/-])(?!["\']?[ \t]*[:=]?[ \t]*["\']?0(?![\w.]))(?![ \t]+=[ \t])'   # Go's `--- FAIL: TestX`, Automake's and
                r'|^(?:XPASS|UNRESOLVED): |^# XPASS: +[1-9]')               # DejaGnu's `FAIL: t.sh`; not a zero count (`# FAIL:  0`, `FAIL=0`) nor `FAIL = 2` in code
 _RESULT_LINE = r'^(?:FAIL|XPASS|UNRESOLVED): [^ \t\r]'                  # a test driver's result line, quoted in a report read as prose
-_CODED = r'(?<![\w-])ORA-[0-9]{5}(?![0-9])|SQLSTATE[ \t]*[\[(:=]?[ \t]*(?!0[0-2])[0-9A-Z]{5}\b'   # Oracle's coded errors; SQL's states past success, warning, no data
+_CODED = (r'(?<![\w-])ORA-(?!00000)[0-9]{5}(?![0-9])'                   # Oracle's coded errors (not `ORA-00000: normal, successful completion`)
+          r'|SQLSTATE[ \t]*[\[(:=]?[ \t]*(?!0[0-2])(?=[A-Z]{0,4}[0-9])[0-9A-Z]{5}\b')   # SQL's states past success, warning, no data; a code holds a digit
 _JVM_CAUSE = r'^[ \t]*(?:Caused by|Suppressed):[ \t]+(?:[\w$]+\.)*[A-Z][\w$]*(?:Exception|Error|Throwable)\b'   # a cause, named with its package
-_JVM_ALONE = r'^[ \t]*(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)[ \t\r]*$'                       # an exception named alone
+_JVM_ALONE = r'^(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)[ \t\r]*$'     # an exception named alone, from the line's start (a docstring indents its list)
 _GIT_CONFLICT = r'^CONFLICT \([^)\n]+\): '                              # `CONFLICT (content): Merge conflict in a.txt`
 _POD_STATES = ('CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'CreateContainerError',
                'RunContainerError', 'InvalidImageName', 'ContainerStatusUnknown', 'BackoffLimitExceeded', 'DeadlineExceeded')
-_POD_STATE = r'(?<![\w-])(?:' + '|'.join(_POD_STATES) + r')(?![\w-])'   # Kubernetes' names for a pod or job that cannot run
+_POD_STATE = r'(?<![\w./@-])(?:' + '|'.join(_POD_STATES) + r')(?![\w@/-])'   # Kubernetes' names for a pod or job that cannot run (not `context.DeadlineExceeded` in code)
 _HTTP = (r'"[A-Z]+ [^"\n]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
          r'|(?i:\bstatus(?:_code|Code)?)"?[ \t]*[=:][ \t]*"?[45][0-9][0-9]\b')
 _SUMMARY = (r'\b(?:[0-9]+ (?:files? changed\b|insertions?\(\+\)|deletions?\(-\)|upgraded, [0-9]+ newly installed\b)'   # one `\b` tried per position:
@@ -279,6 +281,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('failure', ('exception', 'error'), _JVM_ALONE, (OUTPUT,)),
     ('failure', ('conflict (',), _GIT_CONFLICT, (OUTPUT, PROSE)),
     ('crash', tuple(p.lower() for p in _POD_STATES), _POD_STATE, (OUTPUT,)),
+    ('exit', ('code=exited',), _SYSTEMD_EXIT, (OUTPUT, PROSE)),
     ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
     ('crash', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
@@ -539,7 +542,7 @@ def span_signal_lines(text: str, spans: Sequence[tuple[int, int]], profile: str 
     for ls, (k, mask) in masks.items():
         le = text.find('\n', ls) % (len(text) + 1)            # -1 (the last line) -> the end
         cut = le > ends[k] or (ls > 0 and text[ls - 1] != '\n')
-        line = text[ls:ends[k] if cut else le]
+        line = text[ls:min(le, ends[k])]                      # the line, cut to the span (not the span's rest)
         cls = line_signal(line, profile) if cut else _classify(line, mask, classes)   # a cut line's literals may pass its end
         if cls: flagged.setdefault(k, {})[ls] = cls
     out = [[] for _ in spans]

@@ -62,7 +62,7 @@ _CAMEL = re.compile(r'(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?=:|\s*$)')
 _PYTEST_E = re.compile(r'^E {3}')
 _ERRNO = re.compile(r'= -1 E[A-Z0-9]+\b')
 _EXIT = re.compile(r'(?i:exit(?:ed)?(?: with)?(?: code| status)|exit_code|exitcode|returncode|return code)\W{0,3}(?:[1-9][0-9]*|-[0-9]+)\b'
-                   r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+)|code=exited, status=[1-9]')   # systemd's `status=1/FAILURE`
+                   r'|(?i:returned non-zero|non-zero exit|exited with non-zero status [0-9]+)')
 _HTTP = re.compile(r'"[A-Z]+ [^"]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
                    r'|(?i:\bstatus(?:_code|Code)?)"?\s*[=:]\s*"?[45][0-9][0-9]\b')
 _SUMMARY = re.compile(r'\b[0-9]+ files? changed\b|\b[0-9]+ insertions?\(\+\)|\b[0-9]+ deletions?\(-\)'
@@ -102,16 +102,17 @@ _RESULT_QUOTED = re.compile(r'^(?:FAIL|XPASS|UNRESOLVED): \S')              # a 
 _PYTEST_HEADER = re.compile(r'^_{3,} \S.* _{3,}\s*$')                                      # pytest's header over a failing test's report
 _REFUSAL = re.compile(r"(?i)\b(?:unable to|could not|couldn't|cannot|can't)\b")   # a program's refusal, read in its report (prose)
 _CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT)(?![\w@/-])|(?<![\w./@-])ERR!|^E: '
-                    r'|\[(?:[a-z_]+:)?(?:emerg|alert|crit)\]')   # nginx's `[emerg]`, Apache's `[core:crit]`
+                    r'|(?<![\w\]])\[(?:[a-z_]+:)?(?:emerg|alert|crit)\](?=[ \t])')   # nginx's `[emerg] `, Apache's `[core:crit] `
 # failures that name themselves by their form alone - output and prose: a database's coded error, a JVM exception's cause,
 # git's merge conflict (its output reads as text), C++'s `what():` line; output only: a JVM exception named alone (in prose
 # an API index's entry), a Kubernetes pod state that cannot run
-_CODED_ERROR = re.compile(r'(?<![A-Za-z0-9_-])ORA-\d{5}(?!\d)|SQLSTATE\s*[\[(:=]?\s*(?!0[012])[0-9A-Z]{5}\b')
+_CODED_ERROR = re.compile(r'(?<![A-Za-z0-9_-])ORA-(?!00000)\d{5}(?!\d)|SQLSTATE\s*[\[(:=]?\s*(?!0[012])(?=[A-Z]*\d)[0-9A-Z]{5}\b')   # not success
+_SYSTEMD_EXIT = re.compile(r'code=exited[,\s]+status=[1-9]')            # systemd's `code=exited, status=1/FAILURE` (output, prose)
 _FORM_FAILURE = re.compile(r'^\s*what\(\):  |^\s*(?:Caused by|Suppressed):\s+(?:[\w$]+\.)*[A-Z][\w$]*(?:Exception|Error|Throwable)\b'
                            r'|^CONFLICT \([^)]+\): ')
-_JVM_ALONE = re.compile(r'^\s*(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)\s*$')
-_POD_FAILED = re.compile(r'(?<![\w-])(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError'
-                         r'|RunContainerError|InvalidImageName|ContainerStatusUnknown|BackoffLimitExceeded|DeadlineExceeded)(?![\w-])')
+_JVM_ALONE = re.compile(r'^(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)\s*$')   # at the line's start, as printStackTrace prints it
+_POD_FAILED = re.compile(r'(?<![\w./@-])(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError'
+                         r'|RunContainerError|InvalidImageName|ContainerStatusUnknown|BackoffLimitExceeded|DeadlineExceeded)(?![\w@/-])')
 _WARN = re.compile(r'(?i:(?<![\w-])(?:level|lvl|severity)["\']?\s*[=:]\s*["\']?warn(?:ing)?(?![\w-]))|(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
                    r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])')
 _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|ошибка|ошибки|помилка|błąd|errore|erro|falhou|fallo|falló'
@@ -233,7 +234,7 @@ def line_signal(line: str, profile: str) -> str | None:
     if not line.isascii(): line = ''.join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in line)   # full-width forms
     if _security(line): return 'security'
     if _ERRNO.search(line): return 'errno'
-    if _EXIT.search(line): return 'exit'
+    if _EXIT.search(line) or (profile != SOURCE and _SYSTEMD_EXIT.search(line)): return 'exit'
     if _HTTP.search(line): return 'http'
     if _SUMMARY.search(line): return 'summary'
     if _PYTEST_E.match(line): return 'failure'
