@@ -429,7 +429,7 @@ def _line_flags(lines: Sequence[str], profile: str, frames: bool = False):
 # %% ../nbs/05_signals.ipynb #d987e5bd
 _HEAD_RX = re.compile(_PYTEST_HEAD)
 _BANNER = re.compile(r'={3,} (FAILURES|ERRORS|PASSES|XPASSES|warnings summary|short test summary info|test session starts|.* in [0-9.]+s(?: \([0-9:]+\))?) ={3,}[ \t\r]*$')   # pytest's own sections
-FAILURE_FORM = re.compile('(?:' + _TAP_NOT_OK + ')|(?:' + _PYTEST_HEAD + ')|(?:' + _UPPER_FAIL + ')')
+FAILURE_FORM = re.compile('(?:' + _TAP_NOT_OK + ')|(?:' + _PYTEST_HEAD + ')|(?:' + _UPPER_FAIL + ')|(?:' + _JVM_ALONE + ')')
 
 def _passed_reports(lines: Sequence[str], flags: list) -> None:
     "Unflag in place pytest's `____ name ____` headers that stand under a `==== PASSES ====` banner (see above)."
