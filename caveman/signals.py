@@ -115,17 +115,18 @@ class AtLiterals:
 
 # %% ../nbs/05_signals.ipynb #6f7436b9
 class _Reports:
-    "The translated report phrases of `_REPORT_IDS` (`_report_phrase`) from the machine's catalogs, read on first use; `search(line)` answers like a compiled pattern's (truthy when the line holds one), `literals()` lists them folded and lower-cased (as `lowered` reads) for the shared automaton."
-    def __init__(self): self._lock, self._phrases, self._auto = threading.Lock(), None, None
+    "The translated report phrases of `ids` (text domain -> English messages; `_REPORT_IDS` when None: `_report_phrase`, folded, then `strip` taken off its ends) from the machine's catalogs, read on first use; `search(line)` answers like a compiled pattern's (truthy when the line holds one), `literals()` lists them folded and lower-cased (as `lowered` reads) for the shared automaton."
+    def __init__(self, ids: dict | None = None, strip: str = ''):
+        self._ids, self._strip, self._lock, self._phrases, self._auto = ids, strip, threading.Lock(), None, None
     def _load(self):
         with self._lock:
             if self._phrases is not None: return
             from caveman.catalogs import catalog_translations
             phrases = {}                                      # lowered phrase -> [(folded phrase, one word: read in its case)]
-            for domain, ids in _REPORT_IDS.items():
+            for domain, ids in (self._ids or _REPORT_IDS).items():
                 for mid, ts in catalog_translations([domain], ids).items():
                     for t in ts:
-                        if (p := _report_phrase(t)) and (p := fold(p)) != _report_phrase(mid):
+                        if (p := _report_phrase(t)) and (p := fold(p).strip(self._strip)) != _report_phrase(mid):
                             phrases.setdefault(p.lower(), set()).add((p, not any(c.isspace() for c in p) and p.lower() != p.upper()))
             self._auto, self._phrases = LiteralSearch((low, (low, tuple(forms))) for low, forms in phrases.items()), phrases
     def literals(self) -> list[str]:
@@ -151,6 +152,7 @@ class _Reports:
         return False
 
 _REPORTS = _Reports()
+_GIT_REPORTS = _Reports({'git': ('CONFLICT (%s): Merge conflict in %s',)}, '(): ')   # `KONFLIKT (Inhalt): Merge-Konflikt in a.c`: the phrase without `): `
 
 # %% ../nbs/05_signals.ipynb #da590d25
 import functools
@@ -295,6 +297,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'virtual timer expired', 'stack fault', 'power failure', 'not found', 'no such job', 'dumped core', 'code=killed',
                  'code=dumped', 'alert]'), _CRASH_CLASS, (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
+    ('failure', None, _GIT_REPORTS, (OUTPUT, PROSE)),  # git's conflict line in the machine's other languages
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5
     ('crash', ('e: ',), _APT_E, (OUTPUT,)),                                          # apt's and dpkg's `E: Unable to locate package`
     ('warning', ('warn', 'w: '), _LOUD_WARN, (OUTPUT,)),                             # a log level `WARN`, apt's `W: `
@@ -647,7 +650,7 @@ def _has_literal(text: str) -> bool:
     low = fold(text).lower()
     if len(low) < 128: hit = _LITERAL_RX.search(low) is not None
     else: hit = any(l in low for l in _LITERALS)
-    return hit or _REPORTS.holds(low)
+    return hit or _REPORTS.holds(low) or _GIT_REPORTS.holds(low)
 
 # %% ../nbs/05_signals.ipynb #255b6ac3
 FIRST_LINES_CHARS = 1 << 16

@@ -177,6 +177,22 @@ def _catalog_phrases() -> tuple[dict, list]:
 _SPACED, _WIDE = _catalog_phrases()
 
 
+def _git_conflict_phrases() -> list[str]:
+    "The longest piece of each translation of git's `CONFLICT (%s): Merge conflict in %s` in this machine's catalogs, its edges, brackets and colons trimmed (read with gettext here)."
+    out, mid = set(), 'CONFLICT (%s): Merge conflict in %s'
+    for mo in sorted(glob.glob('/usr/share/locale*/*/LC_MESSAGES/git.mo')):
+        try:
+            with open(mo, 'rb') as f: t = gettext.GNUTranslations(f).gettext(mid)
+        except Exception: continue
+        if t == mid or '\n' in t: continue
+        ph = max((_phrase_of(x) for x in _PRINTF.split(t)), key=len).strip('():\uff08\uff09\uff1a ')
+        if sum(c.isalpha() for c in ph) >= (2 if any(map(_wide_char, ph)) else 4): out.add(ph)
+    return sorted(out)
+
+
+_GIT_CONFLICTS = _git_conflict_phrases()
+
+
 def _catalog_report(line: str) -> bool:
     "Does `line` hold a translated crash report of this machine's catalogs (see the module's notes)?"
     low = line.lower()
@@ -244,7 +260,7 @@ def line_signal(line: str, profile: str) -> str | None:
     if profile == PROSE and _RESULT_QUOTED.match(line): return 'failure'
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
     if profile == OUTPUT and (_JVM_ALONE.search(line) or _POD_FAILED.search(line)): return 'failure'
-    if profile in (OUTPUT, PROSE) and (_CODED_ERROR.search(line) or _FORM_FAILURE.search(line)): return 'failure'
+    if profile in (OUTPUT, PROSE) and (_CODED_ERROR.search(line) or _FORM_FAILURE.search(line) or any(p in line for p in _GIT_CONFLICTS)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
     if profile == PROSE and _PROGRAM.match(line) and (_LABEL.search(line) or _CAMEL.search(line) or _CRASH_PHRASES.search(line) or _REFUSAL.search(line)
