@@ -17,6 +17,8 @@ from conftest import ROOT
 from _fake_anthropic import FakeAnthropic, tool_use, tool_results, result_text, text
 from _claude_code import claude_binary, host_env, run_claude
 from _agent_hosts import HANDLE, caveman_exe, caveman_cli, host_binary_fixture
+sys.path.insert(0, str(ROOT / 'evals'))
+from live_capture import NODE_T, GIT_CONFLICT   # noqa: E402  the live corpus's node test file and merge script
 
 pytestmark = pytest.mark.slow
 
@@ -276,36 +278,18 @@ def test_a_read_of_source_counts_no_failures_and_a_tap_run_keeps_its_not_ok_line
     assert [l for l in tap.split('\n') if l.startswith('not ok')] == ['not ok 3333 - item 3333 is valid', 'not ok 4780 - item 4780 is valid']
 
 
-NODE_TEST = '''import test from 'node:test';
-import assert from 'node:assert';
-for (let i = 1; i <= 1200; i++) test(`item ${i} is valid`, () => assert.strictEqual(i === 417 || i === 958 ? -1 : i, i));
-'''
-MERGE = '''set -e; mkdir merge; cd merge
-g() { git -c user.name=Ada -c user.email=ada@example.org -c init.defaultBranch=main -c commit.gpgsign=false "$@"; }
-g init -q
-for i in $(seq 1 300); do printf 'head %s\\nbody\\nmiddle\\nbody\\ntail %s\\n' $i $i > f$i.txt; done
-g add -A; g commit -qm base; g checkout -qb topic
-for i in $(seq 1 300); do sed -i "1s/.*/topic head $i/" f$i.txt; done
-for i in 77 212; do sed -i '3s/.*/topic middle/' f$i.txt; done
-g commit -qam topic; g checkout -q main
-for i in $(seq 1 300); do sed -i "5s/.*/main tail $i/" f$i.txt; done
-for i in 77 212; do sed -i '3s/.*/main middle/' f$i.txt; done
-g commit -qam main
-g merge --no-edit topic || true
-'''
-
 
 def test_a_node_test_run_is_a_log_and_a_merge_keeps_every_conflict(claude, tmp_path):
     "Break tests 19-20 (each command exits 0, as the README asks of a run that may fail: Claude Code hooks no failed command): Node's TAP reporter (`# Subtest:` lines, YAML blocks) read as text and passed through whole; a `git merge` of 300 files read as text, where `CONFLICT` was no failure line: one of two conflicts went into a section marker with no count. A TAP run is now a test run (a log), and a conflict line a failure in prose too."
     s = Session(tmp_path)
-    (s.project / 'items.test.mjs').write_text(NODE_TEST); (s.project / 'merge.sh').write_text(MERGE)
+    (s.project / 'items.test.mjs').write_text(NODE_T.lstrip('\n')); (s.project / 'merge.sh').write_text(GIT_CONFLICT.lstrip('\n'))
     api = s.run(claude, [[tool_use('Bash', {'command': f'cd {s.project} && node --test --test-reporter=tap items.test.mjs; echo "exit code: $?"'}, id='toolu_node')],
                          [tool_use('Bash', {'command': f'cd {s.project} && sh merge.sh'}, id='toolu_merge')]])
     seen = results(api)
     node, merge = seen['toolu_node'], seen['toolu_merge']
     assert 'lines elided (caveman)' in node and 'of the original' not in node and len(node) < 8_000, node[-1500:]   # the log view, whole: no cut
-    assert [l for l in node.split('\n') if l.startswith('not ok')] == ['not ok 417 - item 417 is valid', 'not ok 958 - item 958 is valid']
-    assert '-1 !== 417' in node and '-1 !== 958' in node and '# fail 2' in node   # each failure's own message, and the totals
+    assert [l for l in node.split('\n') if l.startswith('not ok')] == ['not ok 613 - item 613 is valid', 'not ok 1207 - item 1207 is valid']
+    assert '-1 !== 613' in node and '-1 !== 1207' in node and '# fail 2' in node   # each failure's own message, and the totals
     assert '(caveman)' in merge and HANDLE.search(merge), merge[-1500:]
     assert sorted(l for l in merge.split('\n') if l.startswith('CONFLICT')) == [
         'CONFLICT (content): Merge conflict in f212.txt', 'CONFLICT (content): Merge conflict in f77.txt']
