@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['CONTENT_TYPES', 'FORCED_ONLY_TYPES', 'DETECTED_TYPES', 'MIN_LISTING_LINES', 'Layer', 'MAX_LAYERS',
            'MIN_FIXED_RECORDS', 'MIN_FIXED_COLUMNS', 'MAX_FIXED_WIDTH', 'LS_COLUMNS', 'MAX_PREAMBLE',
-           'MIN_LISTING_PATHS', 'REDRAW_SAMPLE', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MIN_TAP_POINTS', 'MEMO_MIN_BYTES',
-           'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES', 'SAMPLE_EDGE_BYTES',
-           'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper', 'strip_file_wrapper',
-           'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table', 'yaml_lines', 'yaml_spans',
-           'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table', 'fixed_blocks',
-           'text_fixed_blocks', 'text_block_spans', 'utf8_text', 'forget_payloads', 'path_lines', 'config_kind',
-           'bounded_sample', 'detect']
+           'MIN_LISTING_PATHS', 'REDRAW_SAMPLE', 'MIN_TABLE_ROWS', 'LINE_CHUNK', 'MIN_TAP_POINTS', 'TAP_SHARE',
+           'MEMO_MIN_BYTES', 'MIN_CONFIG_LINES', 'MIN_SECTIONED_LINES', 'STATEMENT_CHUNK', 'SAMPLE_MIN_BYTES',
+           'SAMPLE_EDGE_BYTES', 'SAMPLE_PROBES', 'SAMPLE_PROBE_BYTES', 'SAMPLE_RELAX', 'RULES', 'FileWrapper',
+           'strip_file_wrapper', 'Gutter', 'strip_gutter', 'unwrap', 'rewrap', 'Rows', 'Table', 'parse_table',
+           'yaml_lines', 'yaml_spans', 'yaml_parses', 'config_parses', 'classify_config', 'FixedTable', 'fixed_table',
+           'fixed_blocks', 'text_fixed_blocks', 'text_block_spans', 'utf8_text', 'forget_payloads', 'path_lines',
+           'config_kind', 'bounded_sample', 'detect']
 
 # %% ../nbs/03_detect.ipynb #889a5f80
 import bisect, csv, io, itertools, json, operator, re, sys
@@ -1037,14 +1037,15 @@ _SUMMARY_OPEN = re.compile(rb'\n(?:=|Ran )')    # one scan for both openings, no
 
 _TAP_PLAN = re.compile(rb'1\.\.[0-9]+(?:[ \t]+#[^\n]*)?\r?(?:\n|\Z)')         # `1..400`, `1..0 # SKIP nothing to run`
 _TAP_POINT = re.compile(rb'\n[ \t]*(?:not )?ok [0-9]+(?![0-9A-Za-z])')
-MIN_TAP_POINTS = 3
+MIN_TAP_POINTS, TAP_SHARE = 3, 20
 
 def _tap_run(body: bytes) -> bool:
-    "True when `body` is a TAP run: a plan line (`1..N`, alone on its line, indented or not) and at least `MIN_TAP_POINTS` test points (`ok N`, `not ok N`, indented or not)."
+    "True when `body` is a TAP run: a plan line (`1..N` alone on its line, from its first column) and test points (`ok N`, `not ok N`, indented or not), at least `MIN_TAP_POINTS` and one line in `TAP_SHARE` — unless `body` opens with `TAP version N` (a producer's header), where three are enough. Linear: each `1..` is checked where it stands."
     i = body.find(b'1..')
     while i >= 0:
-        if not body[body.rfind(b'\n', 0, i) + 1:i].strip(b' \t') and _TAP_PLAN.match(body, i):
-            return _count_at_least(_TAP_POINT, b'\n' + body, MIN_TAP_POINTS)
+        if (i == 0 or body[i - 1] == 10) and _TAP_PLAN.match(body, i):   # the plan of a run, not an example indented in a manual or a heredoc
+            need = MIN_TAP_POINTS if body.startswith(b'TAP version ') else max(MIN_TAP_POINTS, (body.count(b'\n') + 1) // TAP_SHARE)
+            return _count_at_least(_TAP_POINT, b'\n' + body, need)
         i = body.find(b'1..', i + 3)
     return False
 

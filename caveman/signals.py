@@ -194,8 +194,8 @@ _CRASH_HEAD = (r'(?i:(?<![\w./@-])denied(?![\w@/-])|segmentation fault|core dump
                r'|\boperation not supported\b|\bno such process\b|\bfile size limit exceeded|\bcpu time limit exceeded\b|\bbad system call\b'
                r'|\btrace/breakpoint trap\b|\balarm clock\b|\buser defined signal [12]\b|\bprofiling timer expired\b|\bvirtual timer expired\b'
                r'|\bstack fault\b|\bpower failure\b|\bno such job\b|\bdumped core\b|\bcode=(?:killed|dumped)\b)'
-               r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])'   # every match starts with a literal of the class
-               r'|(?<![\w\]]\[)(?<=\[)(?:emerg|alert|crit)\](?=[ \t])|(?<=[a-z]:)(?:emerg|alert|crit)\](?=[ \t])')   # nginx's `[emerg] `, Apache's `[core:crit] ` (not `ws[alert]`)
+               r'|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT|EMERG)(?![\w@/-])|(?<![\w./@-])ERR(?=[!:\] ])')   # every match starts with a literal of the class
+_LEVEL_BRACKET = r'(?<![\w\]])\[(?:[a-z_]+:)?(?:emerg|alert|crit)\](?=[ \t])'   # nginx's `[emerg] `, Apache's `[core:crit] ` (not `ws[alert]`)
 _CRASH_REST = (r'(?i::[ \t]*not found[ \t\r]*$)'                                                    # a shell's `sh: 1: foo: not found`
                r'|(?:^[ \t]*|:[ \t]*[0-9]+[ \t]+|^\[[0-9]+\][+-]?[ \t]+)(?:Terminated|Hangup)(?=[ \t\r]*$|[ \t]{2}|[ \t]*\()')   # a job's end, as bash reports it
 _CRASH = _CRASH_HEAD + '|' + _CRASH_REST
@@ -243,7 +243,7 @@ _JVM_CAUSE = r'^[ \t]*(?:Caused by|Suppressed):[ \t]+(?:[\w$]+\.)*[A-Z][\w$]*(?:
 _JVM_ALONE = r'^(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)[ \t\r]*$'     # an exception named alone, from the line's start (a docstring indents its list)
 _GIT_CONFLICT = r'^CONFLICT \([^)\n]+\): '                              # `CONFLICT (content): Merge conflict in a.txt`
 _POD_STATES = ('CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'CreateContainerError',
-               'RunContainerError', 'InvalidImageName', 'ContainerStatusUnknown', 'BackoffLimitExceeded', 'DeadlineExceeded')
+               'RunContainerError', 'InvalidImageName', 'ContainerStatusUnknown', 'BackoffLimitExceeded')   # not `DeadlineExceeded`: a class in code
 _POD_STATE = r'(?<![\w./@-])(?:' + '|'.join(_POD_STATES) + r')(?![\w@/-])'   # Kubernetes' names for a pod or job that cannot run (not `context.DeadlineExceeded` in code)
 _HTTP = (r'"[A-Z]+ [^"\n]* HTTP/[0-9.]+" [45][0-9][0-9]\b|\bHTTP/[0-9.]+ [45][0-9][0-9]\b'
          r'|(?i:\bstatus(?:_code|Code)?)"?[ \t]*[=:][ \t]*"?[45][0-9][0-9]\b')
@@ -284,6 +284,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
     ('failure', ('conflict (',), _GIT_CONFLICT, (OUTPUT, PROSE)),
     ('crash', tuple(p.lower() for p in _POD_STATES), _POD_STATE, (OUTPUT,)),
     ('exit', ('code=exited',), _SYSTEMD_EXIT, (OUTPUT, PROSE)),
+    ('crash', ('emerg]', 'alert]', 'crit]'), _LEVEL_BRACKET, (OUTPUT,)),   # its own class: prose's quoted reports do not read it
     ('failure', ('error', 'fail', 'fatal', 'panic', 'traceback'), _LOUD, (PROSE,)),          # `_LOUD` names no exception
     ('failure', ('error', 'fail', 'fatal', 'panic', 'exception', 'traceback'), _WORDS + '|' + _CAMEL, (OUTPUT,)),
     ('crash', ('denied', 'segmentation fault', 'core dumped', 'segfault', 'out of memory', 'oom', 'undefined reference', 'command not found',
@@ -295,7 +296,7 @@ _CLASSES = [  # (class, literals, pattern, profiles)
                  'operation not supported', 'no such process', 'file size limit exceeded', 'cpu time limit exceeded', 'bad system call',
                  'trace/breakpoint trap', 'terminated', 'hangup', 'alarm clock', 'user defined signal', 'profiling timer expired',
                  'virtual timer expired', 'stack fault', 'power failure', 'not found', 'no such job', 'dumped core', 'code=killed',
-                 'code=dumped', 'alert]'), _CRASH_CLASS, (OUTPUT,)),
+                 'code=dumped'), _CRASH_CLASS, (OUTPUT,)),
     ('crash', None, _REPORTS, (OUTPUT,)),            # the same reports in the machine's other languages (break test 12 rows 1-5)
     ('failure', None, _GIT_REPORTS, (OUTPUT, PROSE)),  # git's conflict line in the machine's other languages
     ('warning', ('warning',), _WARNING, (OUTPUT,)),                                                          # break test 10 row 5

@@ -101,8 +101,8 @@ _FAIL_UPPER = re.compile(r'(?<![\w./@-])FAIL(?![\w@/-])(?!["\']?\s*[:=]?\s*["\']
 _RESULT_QUOTED = re.compile(r'^(?:FAIL|XPASS|UNRESOLVED): \S')              # a test driver's result line in a report read as prose
 _PYTEST_HEADER = re.compile(r'^_{3,} \S.* _{3,}\s*$')                                      # pytest's header over a failing test's report
 _REFUSAL = re.compile(r"(?i)\b(?:unable to|could not|couldn't|cannot|can't)\b")   # a program's refusal, read in its report (prose)
-_CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT)(?![\w@/-])|(?<![\w./@-])ERR!|^E: '
-                    r'|(?<![\w\]])\[(?:[a-z_]+:)?(?:emerg|alert|crit)\](?=[ \t])')   # nginx's `[emerg] `, Apache's `[core:crit] `
+_CRASH = re.compile(r'\[Errno [0-9]+\]|(?<![\w./@-])(?:Killed|Aborted|CRITICAL|CRIT)(?![\w@/-])|(?<![\w./@-])ERR!|^E: ')
+_LEVEL = re.compile(r'(?<![\w\]])\[(?:[a-z_]+:)?(?:emerg|alert|crit)\](?=[ \t])')   # nginx's `[emerg] `, Apache's `[core:crit] ` (output)
 # failures that name themselves by their form alone - output and prose: a database's coded error, a JVM exception's cause,
 # git's merge conflict (its output reads as text), C++'s `what():` line; output only: a JVM exception named alone (in prose
 # an API index's entry), a Kubernetes pod state that cannot run
@@ -112,7 +112,7 @@ _FORM_FAILURE = re.compile(r'^\s*what\(\):  |^\s*(?:Caused by|Suppressed):\s+(?:
                            r'|^CONFLICT \([^)]+\): ')
 _JVM_ALONE = re.compile(r'^(?:[a-z_$][\w$]*\.){2,}[A-Z][\w$]*(?:Exception|Error)\s*$')   # at the line's start, as printStackTrace prints it
 _POD_FAILED = re.compile(r'(?<![\w./@-])(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|CreateContainerError'
-                         r'|RunContainerError|InvalidImageName|ContainerStatusUnknown|BackoffLimitExceeded|DeadlineExceeded)(?![\w@/-])')
+                         r'|RunContainerError|InvalidImageName|ContainerStatusUnknown|BackoffLimitExceeded)(?![\w@/-])')
 _WARN = re.compile(r'(?i:(?<![\w-])(?:level|lvl|severity)["\']?\s*[=:]\s*["\']?warn(?:ing)?(?![\w-]))|(?i:(?<![\w./@-])warning:)|(?<![\w.])[A-Z][A-Za-z0-9]*Warning:|\b[0-9]+ warnings? (?:emitted|generated)\b'
                    r'|(?<![\w./@-])WARN(?:ING)?(?![\w@/-])|^W: (?![0-9])')
 _FOREIGN = re.compile(r'(?i)(?<![\w./@-])(?:fehler|fehlgeschlagen|erreur|échec|ошибка|ошибки|помилка|błąd|errore|erro|falhou|fallo|falló'
@@ -259,7 +259,7 @@ def line_signal(line: str, profile: str) -> str | None:
     if _PYTEST_HEADER.match(line) or (profile == OUTPUT and (_TAP_FAILED.match(line) or _FAIL_UPPER.search(line))): return 'failure'
     if profile == PROSE and _RESULT_QUOTED.match(line): return 'failure'
     if profile == OUTPUT and (_WORDS.search(line) or _CAMEL.search(line)): return 'failure'
-    if profile == OUTPUT and (_JVM_ALONE.search(line) or _POD_FAILED.search(line)): return 'failure'
+    if profile == OUTPUT and (_JVM_ALONE.search(line) or _POD_FAILED.search(line) or _LEVEL.search(line)): return 'failure'
     if profile in (OUTPUT, PROSE) and (_CODED_ERROR.search(line) or _FORM_FAILURE.search(line) or any(p in line for p in _GIT_CONFLICTS)): return 'failure'
     if profile == OUTPUT and _reported(line): return 'reported'
     if _LOUD.search(line): return 'failure'
